@@ -1,0 +1,26 @@
+# Two commands do everything: `make run` and `make test`. Both install what is missing.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: run test install clean-data
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	# torch first and pinned exactly: 2.13.0 is a CPU build already on disk here.
+	$(PY) -m pip install --quiet torch==2.13.0
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: $(STAMP)
+	$(VENV)/bin/ibex up
+
+test: $(STAMP)
+	$(PY) -m pytest
+
+clean-data:
+	rm -rf .ibex

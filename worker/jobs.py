@@ -1,0 +1,185 @@
+"""The job of record: ``memory_write_jobs`` and the idempotency ledger.
+
+Repository helpers take a connection and never commit. A job moves
+``queued -> running -> succeeded | failed``; ``stage`` says which stage runs next. A stage
+delivery claims the job with a fresh lease token; every write-back is fenced on that token,
+so a delivery whose lease expired and was taken over cannot overwrite the winner.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from pgvector.sqlalchemy import Vector
+from sqlalchemy import bindparam, text
+from sqlalchemy.dialects.postgresql import ARRAY, UUID
+
+from worker.adapters.embedder import EMBEDDING_DIM
+from worker.pipeline.context import WriteContext
+
+_IDS = bindparam("ids", type_=ARRAY(UUID(as_uuid=False)))
+
+_INSERT_JOB = text(
+    "INSERT INTO memory_write_jobs (org_id, agent_id, raw_content, request, idempotency_key, published_at) "
+    "VALUES (:org_id, :agent_id, :raw_content, CAST(:request AS jsonb), :idempotency_key, now()) RETURNING id"
+)
+
+_CLAIM = text(
+    """
+    UPDATE memory_write_jobs
+       SET status = 'running', lease_token = gen_random_uuid(),
+           lease_expires_at = now() + make_interval(secs => :lease_seconds),
+           attempts = attempts + 1, updated_at = now()
+     WHERE id = ANY(:ids) AND stage = :stage AND status IN ('queued', 'running')
+       AND (lease_expires_at IS NULL OR lease_expires_at < now())
+    RETURNING *
+    """
+).bindparams(_IDS)
+
+_SAVE_STAGE = text(
+    """
+    UPDATE memory_write_jobs
+       SET stage = :next_stage, raw_content = :raw_content, context = CAST(:context AS jsonb),
+           embedding = :embedding, decisions = CAST(:decisions AS jsonb), timings_ms = CAST(:timings AS jsonb),
+           attempts = CASE WHEN :next_stage = stage THEN attempts ELSE 0 END,
+           lease_token = NULL, lease_expires_at = NULL, published_at = now(), updated_at = now()
+     WHERE org_id = :org_id AND id = :job_id AND lease_token = :lease_token AND status = 'running'
+    """
+).bindparams(bindparam("embedding", type_=Vector(EMBEDDING_DIM)))
+
+_HOLDS_LEASE = text(
+    "SELECT 1 FROM memory_write_jobs WHERE org_id = :org_id AND id = :job_id "
+    "AND lease_token = :lease_token AND status = 'running' FOR UPDATE"
+)
+
+_FINISH = text(
+    """
+    UPDATE memory_write_jobs
+       SET status = 'succeeded', stage = 'done', memory_id = :memory_id, outcome = :outcome,
+           result = CAST(:result AS jsonb), decisions = CAST(:decisions AS jsonb),
+           timings_ms = CAST(:timings AS jsonb), context = CAST(:context AS jsonb) - 'content',
+           raw_content = NULL, embedding = NULL, lease_token = NULL, lease_expires_at = NULL,
+           finished_at = now(), updated_at = now()
+     WHERE org_id = :org_id AND id = :job_id AND lease_token = :lease_token
+    """
+)
+
+_FAIL = text(
+    """
+    UPDATE memory_write_jobs
+       SET status = 'failed', error = CAST(:error AS jsonb), raw_content = NULL, embedding = NULL,
+           context = context - 'content', lease_token = NULL, lease_expires_at = NULL,
+           finished_at = now(), updated_at = now()
+     WHERE org_id = :org_id AND id = :job_id AND status IN ('queued', 'running')
+       AND (CAST(:lease_token AS uuid) IS NULL OR lease_token = CAST(:lease_token AS uuid))
+    """
+)
+
+_RELEASE = text(
+    "UPDATE memory_write_jobs SET lease_token = NULL, lease_expires_at = NULL, updated_at = now() "
+    "WHERE org_id = :org_id AND id = :job_id AND lease_token = :lease_token"
+)
+
+_FINALIZE_CLAIM = text(
+    "UPDATE memory_idempotency_keys SET state = 'completed', response_status = :status, "
+    "response_body = CAST(:body AS jsonb), updated_at = now() "
+    "WHERE org_id = :org_id AND agent_id = :agent_id AND key = :key AND job_id = :job_id"
+)
+
+_DROP_CLAIM = text(
+    "DELETE FROM memory_idempotency_keys "
+    "WHERE org_id = :org_id AND agent_id = :agent_id AND key = :key AND job_id = :job_id AND state = 'in_progress'"
+)
+
+
+def insert_job(conn: Any, org_id: str, agent_id: str, raw_content: str, request: dict[str, Any],
+               idempotency_key: str | None) -> str:
+    return str(conn.execute(_INSERT_JOB, {
+        "org_id": org_id, "agent_id": agent_id, "raw_content": raw_content,
+        "request": json.dumps(request), "idempotency_key": idempotency_key}).scalar_one())
+
+
+def claim(conn: Any, job_ids: Sequence[str], stage: str, lease_seconds: int) -> list[Any]:
+    return list(conn.execute(_CLAIM, {"ids": list(job_ids), "stage": stage, "lease_seconds": lease_seconds}))
+
+
+def save_stage(conn: Any, ctx: WriteContext, next_stage: str) -> bool:
+    return conn.execute(_SAVE_STAGE, {
+        "org_id": ctx.org_id, "job_id": ctx.job_id, "lease_token": ctx.lease_token, "next_stage": next_stage,
+        "raw_content": ctx.raw_content, "context": json.dumps(ctx.context_json()), "embedding": ctx.embedding,
+        "decisions": json.dumps(ctx.decisions), "timings": json.dumps(ctx.timings_ms),
+    }).rowcount == 1
+
+
+def holds_lease(conn: Any, ctx: WriteContext) -> bool:
+    return conn.execute(_HOLDS_LEASE, {"org_id": ctx.org_id, "job_id": ctx.job_id,
+                                       "lease_token": ctx.lease_token}).first() is not None
+
+
+def finish(conn: Any, ctx: WriteContext, *, outcome: str, memory_id: str, response_status: int,
+           body: dict[str, Any]) -> None:
+    conn.execute(_FINISH, {
+        "org_id": ctx.org_id, "job_id": ctx.job_id, "lease_token": ctx.lease_token, "memory_id": memory_id,
+        "outcome": outcome, "result": json.dumps(body), "decisions": json.dumps(ctx.decisions),
+        "timings": json.dumps(ctx.timings_ms), "context": json.dumps(ctx.context_json()),
+    })
+    if ctx.idempotency_key:
+        conn.execute(_FINALIZE_CLAIM, {"org_id": ctx.org_id, "agent_id": ctx.agent_id, "key": ctx.idempotency_key,
+                                       "job_id": ctx.job_id, "status": response_status, "body": json.dumps(body)})
+
+
+def fail(conn: Any, *, org_id: str, agent_id: str, job_id: str, lease_token: str | None,
+         idempotency_key: str | None, error: dict[str, Any], final_status: int | None) -> bool:
+    """Mark a job failed. A permanent failure (``final_status`` given, e.g. 422) becomes the
+    idempotency key's final answer; a transient one releases the key so a retry runs anew."""
+    done = conn.execute(_FAIL, {"org_id": org_id, "job_id": job_id, "lease_token": lease_token,
+                                "error": json.dumps(error)}).rowcount == 1
+    if done and idempotency_key:
+        params = {"org_id": org_id, "agent_id": agent_id, "key": idempotency_key, "job_id": job_id}
+        if final_status is None:
+            conn.execute(_DROP_CLAIM, params)
+        else:
+            body = {"error": error, "job_id": job_id}
+            conn.execute(_FINALIZE_CLAIM, {**params, "status": final_status, "body": json.dumps(body)})
+    return done
+
+
+def release(conn: Any, ctx: WriteContext) -> None:
+    conn.execute(_RELEASE, {"org_id": ctx.org_id, "job_id": ctx.job_id, "lease_token": ctx.lease_token})
+
+
+def fingerprint(body: dict[str, Any]) -> str:
+    """Hash of the canonical JSON: key order and whitespace do not matter."""
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+UNFINISHED_BY_IDS = text(
+    "SELECT id, org_id, agent_id, idempotency_key FROM memory_write_jobs "
+    "WHERE id = ANY(:ids) AND status IN ('queued', 'running')"
+).bindparams(_IDS)
+
+_SWEEP = text(
+    """
+    UPDATE memory_write_jobs SET published_at = now()
+     WHERE id IN (
+        SELECT id FROM memory_write_jobs
+         WHERE status IN ('queued', 'running')
+           AND (lease_expires_at IS NULL OR lease_expires_at < now())
+           AND (published_at IS NULL OR published_at < now() - make_interval(secs => :republish_after))
+         ORDER BY created_at
+         LIMIT :limit
+         FOR UPDATE SKIP LOCKED)
+    RETURNING id, stage
+    """
+)
+
+
+def sweep_lost(conn: Any, republish_after: float, limit: int = 500) -> list[tuple[str, str]]:
+    """Unfinished jobs nobody holds whose last publish is old: their message was lost (broker
+    restart, a publish that failed, a worker killed mid-stage). Marks them re-published."""
+    rows = conn.execute(_SWEEP, {"republish_after": republish_after, "limit": limit})
+    return [(str(r.id), r.stage) for r in rows]

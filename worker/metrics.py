@@ -1,0 +1,52 @@
+"""Prometheus metrics. Worker processes write them in multiprocess mode when
+``PROMETHEUS_MULTIPROC_DIR`` is set (``ibex up`` sets it), so one scrape sees every process.
+Labels are bounded sets (stages, outcomes, entity types): never ids or content.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from prometheus_client import Counter, Histogram
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self.dedup = Counter("ibex_memory_dedup_total", "Write outcomes by dedup result", ["result"])
+        self.conflicts = Counter("ibex_memory_conflicts_total", "Conflict decisions by outcome", ["outcome"])
+        self.llm_calls = Counter("ibex_memory_conflict_llm_calls_total", "Conflict classifier calls that reach a model")
+        self.stage_seconds = Histogram("ibex_stage_duration_seconds", "Per-job stage time", ["stage"],
+                                       buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5))
+        self.jobs = Counter("ibex_jobs_finished_total", "Finished jobs", ["status", "outcome"])
+        self.pii = Counter("ibex_pii_findings_total", "PII findings by entity type", ["entity_type"])
+        self.embedded = Counter("ibex_embedding_texts_total", "Texts sent to the embedding model")
+
+    def stage_completed(self, stage: str, seconds: float) -> None:
+        self.stage_seconds.labels(stage=stage).observe(seconds)
+
+    def pii_findings(self, counts: dict[str, int]) -> None:
+        for entity_type, count in counts.items():
+            self.pii.labels(entity_type=entity_type).inc(count)
+
+    def embedding_calls(self, texts: int) -> None:
+        self.embedded.inc(texts)
+
+    def job_finished(self, status: str, outcome: str | None, ctx: Any) -> None:
+        self.jobs.labels(status=status, outcome=outcome or "none").inc()
+        if status != "succeeded":
+            return
+        if outcome == "exact_duplicate":
+            self.dedup.labels(result="exact_duplicate").inc()
+            return
+        self.dedup.labels(result="near_duplicate" if ctx.near_duplicates else "novel").inc()
+        plan = ctx.conflict or {}
+        for key, label in (("supersedes", "supersedes"), ("superseded_by", "supersedes"),
+                           ("escalations", "escalated")):
+            if plan.get(key):
+                self.conflicts.labels(outcome=label).inc(len(plan[key]))
+
+
+@lru_cache(maxsize=1)
+def get_metrics() -> Metrics:
+    return Metrics()

@@ -1,0 +1,109 @@
+"""The migration runner: plain SQL files under ``schema/migrations`` named golang-migrate
+style (``000001_init.up.sql`` / ``.down.sql``), applied in order under an advisory lock and
+recorded in golang-migrate's own ``schema_migrations`` table (one row: version, dirty), so
+the same files and database also work with the ``migrate`` tool.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import psycopg
+import structlog
+
+log = structlog.get_logger("ibex.migrate")
+
+MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "schema" / "migrations"
+_NAME = re.compile(r"^(\d+)_([a-z0-9_]+)\.(up|down)\.sql$")
+_LOCK_KEY = 0x1BE7_0001  # advisory lock id shared by every ibex migrate run
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    name: str
+    up: Path
+    down: Path
+
+
+def discover(directory: Path = MIGRATIONS_DIR) -> list[Migration]:
+    found: dict[int, dict[str, Path | str]] = {}
+    for path in directory.iterdir():
+        match = _NAME.match(path.name)
+        if match:
+            entry = found.setdefault(int(match.group(1)), {"name": match.group(2)})
+            entry[match.group(3)] = path
+    migrations = []
+    for version in sorted(found):
+        entry = found[version]
+        if "up" not in entry or "down" not in entry:
+            raise RuntimeError(f"migration {version} needs both an up and a down file")
+        migrations.append(Migration(version, str(entry["name"]), Path(entry["up"]), Path(entry["down"])))
+    return migrations
+
+
+def libpq_url(url: str) -> str:
+    return re.sub(r"^postgresql\+\w+://", "postgresql://", url)
+
+
+def current_version(conn: psycopg.Connection) -> tuple[int | None, bool]:
+    conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations (version bigint NOT NULL PRIMARY KEY, dirty boolean NOT NULL)")
+    row = conn.execute("SELECT version, dirty FROM schema_migrations LIMIT 1").fetchone()
+    return (int(row[0]), bool(row[1])) if row else (None, False)
+
+
+def _set_version(conn: psycopg.Connection, version: int | None, dirty: bool) -> None:
+    conn.execute("DELETE FROM schema_migrations")
+    if version is not None:
+        conn.execute("INSERT INTO schema_migrations (version, dirty) VALUES (%s, %s)", (version, dirty))
+
+
+def up(url: str, directory: Path = MIGRATIONS_DIR) -> list[int]:
+    applied = []
+    with psycopg.connect(libpq_url(url), autocommit=True) as conn:
+        conn.execute("SELECT pg_advisory_lock(%s)", (_LOCK_KEY,))
+        try:
+            version, dirty = current_version(conn)
+            if dirty:
+                raise RuntimeError(f"database is dirty at migration {version}; fix it by hand, then force the version")
+            for migration in discover(directory):
+                if version is not None and migration.version <= version:
+                    continue
+                _apply(conn, migration.up, migration.version)
+                applied.append(migration.version)
+                log.info("migration_applied", version=migration.version, name=migration.name, direction="up")
+        finally:
+            conn.execute("SELECT pg_advisory_unlock(%s)", (_LOCK_KEY,))
+    return applied
+
+
+def down(url: str, steps: int | None = None, directory: Path = MIGRATIONS_DIR) -> list[int]:
+    reverted = []
+    with psycopg.connect(libpq_url(url), autocommit=True) as conn:
+        conn.execute("SELECT pg_advisory_lock(%s)", (_LOCK_KEY,))
+        try:
+            version, _ = current_version(conn)
+            todo = [m for m in reversed(discover(directory)) if version is not None and m.version <= version]
+            for i, migration in enumerate(todo[:steps] if steps else todo):
+                previous = todo[i + 1].version if i + 1 < len(todo) else None
+                _apply(conn, migration.down, previous)
+                reverted.append(migration.version)
+                log.info("migration_applied", version=migration.version, name=migration.name, direction="down")
+        finally:
+            conn.execute("SELECT pg_advisory_unlock(%s)", (_LOCK_KEY,))
+    return reverted
+
+
+def _apply(conn: psycopg.Connection, path: Path, resulting_version: int | None) -> None:
+    with conn.transaction():
+        conn.execute(path.read_text())
+        _set_version(conn, resulting_version, False)
+
+
+def is_current(url: str, directory: Path = MIGRATIONS_DIR) -> bool:
+    latest = max((m.version for m in discover(directory)), default=None)
+    with psycopg.connect(libpq_url(url), autocommit=True) as conn:
+        version, dirty = current_version(conn)
+    return version == latest and not dirty

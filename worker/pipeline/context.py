@@ -1,0 +1,88 @@
+"""The ``WriteContext`` a job carries from stage to stage, and the stage dependencies.
+
+Between stages the context lives in the job row (``memory_write_jobs.context``, plus the
+raw content until the PII stage and the embedding), never in a broker message.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+# Context fields kept in the job row's `context` JSON (everything but raw content and vector).
+_JSON_FIELDS = ("content", "content_hash", "quarantine_reasons", "pii_report", "subject_key",
+                "exact_duplicate_of", "near_duplicates", "corpus_version", "conflict", "labels",
+                "embedding_model")
+
+
+@dataclass
+class WriteContext:
+    job_id: str
+    org_id: str
+    agent_id: str
+    request: dict[str, Any]                # source, validity, labels, category, metadata
+    raw_content: str | None = None         # unredacted; None once the PII stage has run
+    content: str | None = None             # redacted
+    content_hash: str | None = None
+    quarantine_reasons: list[str] = field(default_factory=list)
+    pii_report: dict[str, Any] = field(default_factory=dict)
+    subject_key: str | None = None
+    embedding: list[float] | None = None
+    embedding_model: str | None = None
+    exact_duplicate_of: str | None = None
+    near_duplicates: list[dict[str, Any]] = field(default_factory=list)  # {memory_id, similarity}
+    corpus_version: int | None = None      # agent corpus version the near-dup/conflict view was read at
+    conflict: dict[str, Any] = field(default_factory=dict)  # see pipeline.conflict.ConflictPlan
+    labels: list[dict[str, Any]] = field(default_factory=list)
+    decisions: list[dict[str, Any]] = field(default_factory=list)
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    idempotency_key: str | None = None
+    lease_token: str | None = None
+    next_stage: str | None = None          # set by a stage that skips ahead (exact hit)
+
+    @property
+    def quarantined(self) -> bool:
+        return bool(self.quarantine_reasons)
+
+    def decide(self, stage: str, **details: Any) -> None:
+        """Append to the job's decision receipt: identifiers and numbers only."""
+        self.decisions.append({"stage": stage, **details})
+
+    def context_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        return {name: data[name] for name in _JSON_FIELDS}
+
+    @classmethod
+    def from_row(cls, row: Any) -> "WriteContext":
+        ctx_data = dict(row.context or {})
+        known = {f.name for f in fields(cls)}
+        return cls(
+            job_id=str(row.id), org_id=row.org_id, agent_id=row.agent_id,
+            request=dict(row.request), raw_content=row.raw_content,
+            embedding=_vector(row.embedding),
+            decisions=list(row.decisions or []), timings_ms=dict(row.timings_ms or {}),
+            idempotency_key=row.idempotency_key, lease_token=str(row.lease_token),
+            **{k: v for k, v in ctx_data.items() if k in known},
+        )
+
+
+def _vector(value: Any) -> list[float] | None:
+    if value is None:
+        return None
+    if isinstance(value, str):  # pgvector's text form, "[0.1,0.2,...]"
+        value = json.loads(value)
+    return [float(x) for x in value]
+
+
+@dataclass
+class StageDeps:
+    """What stages may use. Model adapters are None in processes that do not load them."""
+
+    settings: Any
+    engine: Any
+    vector_store: Any
+    redactor: Any = None
+    embedder: Any = None
+    cache: Any = None
+    metrics: Any = None

@@ -1,0 +1,33 @@
+"""Stage 7, labels: the 1-5 labels a memory is stored with.
+
+Guarantees: ``ctx.labels`` holds 1-5 unique labels (trimmed, lowercased) each with a
+confidence in [0, 1]. When the producer gave none, one is synthesised from the scalar
+``category`` (``uncategorized`` when absent) and ``confidence`` (1.0 when absent). The
+primary category on ``memories`` is projected from these by a database trigger; this
+stage never sets it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from worker.pipeline.context import WriteContext
+
+DEFAULT_CATEGORY = "uncategorized"
+DEFAULT_CONFIDENCE = 1.0
+
+
+def normalise(request: dict[str, Any]) -> list[dict[str, Any]]:
+    given = request.get("labels")
+    if given:
+        return [{"label": item["label"].strip().lower(), "confidence": float(item["confidence"])} for item in given]
+    category = (request.get("category") or DEFAULT_CATEGORY).strip().lower()
+    confidence = request.get("confidence")
+    return [{"label": category, "confidence": float(DEFAULT_CONFIDENCE if confidence is None else confidence)}]
+
+
+def run(ctx: WriteContext, deps: Any) -> WriteContext:
+    ctx.labels = normalise(ctx.request)
+    ctx.decide("labels", result="given" if ctx.request.get("labels") else "synthesized",
+               count=len(ctx.labels))
+    return ctx

@@ -1,0 +1,212 @@
+"""Stage 8, persist: the single durable effect of a write.
+
+In one transaction: lock the agent's corpus row (serialising near-dup and conflict
+decisions per org and agent), check the job still holds its lease (fencing), re-check the
+exact duplicate against the partial unique index, recompute near-duplicates and conflicts
+if the corpus changed since they were computed, then write the memory, its labels,
+relationships, supersessions, escalations, the job's outcome and the idempotency claim's
+final response. After commit, the read cache; its failure degrades reads, never the record.
+
+Outcomes: ``created`` (201 body) or ``exact_duplicate`` (409 ``DUPLICATE_CONTENT`` body,
+retrieval count bumped). A job whose exact twin vanished before persist (superseded in
+between) and was never embedded is sent back to ``embed`` instead.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from pgvector.sqlalchemy import Vector
+from sqlalchemy import bindparam, text
+
+from worker import jobs
+from worker.adapters.embedder import EMBEDDING_DIM
+from worker.db import tenant_tx
+from worker.errors import LeaseLost
+from worker.pipeline import conflict, near_dedup
+from worker.pipeline.context import WriteContext
+from worker.pipeline.exact_dedup import find_active_duplicate
+
+
+@dataclass
+class PersistOutcome:
+    outcome: str | None          # created | exact_duplicate | None when rerouted
+    memory_id: str | None = None
+    reroute_to: str | None = None
+    cache_entry: dict[str, Any] | None = None
+
+
+_LOCK_CORPUS = text(
+    "INSERT INTO memory_agent_corpus (org_id, agent_id) VALUES (:org_id, :agent_id) "
+    "ON CONFLICT (org_id, agent_id) DO UPDATE SET version = memory_agent_corpus.version "
+    "RETURNING version"
+)
+_BUMP_CORPUS = text(
+    "UPDATE memory_agent_corpus SET version = version + 1, updated_at = now() "
+    "WHERE org_id = :org_id AND agent_id = :agent_id"
+)
+_BUMP_RETRIEVAL = text(
+    "UPDATE memories SET retrieval_count = retrieval_count + 1, last_retrieved_at = now(), updated_at = now() "
+    "WHERE org_id = :org_id AND id = :id RETURNING retrieval_count"
+)
+_INSERT_MEMORY = text(
+    """
+    INSERT INTO memories (org_id, agent_id, content, content_hash, source, status, valid_from, valid_until,
+                          subject_key, embedding, embedding_model, pii_report, metadata, created_by_job)
+    VALUES (:org_id, :agent_id, :content, :content_hash, :source, :status, :valid_from, :valid_until,
+            :subject_key, :embedding, :embedding_model, CAST(:pii_report AS jsonb), CAST(:metadata AS jsonb),
+            :job_id)
+    ON CONFLICT (org_id, agent_id, content_hash) WHERE status = 'active' AND deleted_at IS NULL DO NOTHING
+    RETURNING id
+    """
+).bindparams(bindparam("embedding", type_=Vector(EMBEDDING_DIM)))
+_INSERT_LABEL = text(
+    "INSERT INTO memory_labels (org_id, memory_id, label, confidence) VALUES (:org_id, :memory_id, :label, :confidence)"
+)
+_INSERT_RELATIONSHIP = text(
+    "INSERT INTO memory_relationships (org_id, source_memory_id, target_memory_id, relationship_type, evidence, decided_by) "
+    "VALUES (:org_id, :source, :target, :type, CAST(:evidence AS jsonb), :decided_by) "
+    "ON CONFLICT (org_id, source_memory_id, target_memory_id, relationship_type) DO NOTHING"
+)
+_MARK_SUPERSEDED = text(
+    "UPDATE memories SET status = 'superseded', updated_at = now() "
+    "WHERE org_id = :org_id AND id = :id AND status = 'active'"
+)
+_INSERT_ESCALATION = text(
+    "INSERT INTO memory_conflict_escalations (org_id, agent_id, memory_id, candidate_id, reason, evidence, created_by_job) "
+    "VALUES (:org_id, :agent_id, :memory_id, :candidate_id, :reason, CAST(:evidence AS jsonb), :job_id) "
+    "ON CONFLICT (org_id, memory_id, candidate_id) DO NOTHING RETURNING id"
+)
+
+
+def run(ctx: WriteContext, deps: Any) -> PersistOutcome:
+    ctx.timings_ms.pop("persist", None)
+    started = time.perf_counter()
+    with tenant_tx(deps.engine, ctx.org_id) as conn:
+        version = int(conn.execute(_LOCK_CORPUS, {"org_id": ctx.org_id, "agent_id": ctx.agent_id}).scalar_one())
+        if not jobs.holds_lease(conn, ctx):
+            raise LeaseLost("job lease lost before persist")
+        existing = None if ctx.quarantined else find_active_duplicate(conn, ctx.org_id, ctx.agent_id, ctx.content_hash)
+        if existing:
+            return _bump_duplicate(conn, ctx, existing, started)
+        if not ctx.quarantined and ctx.embedding is None:
+            return _reroute_to_embed(conn, ctx)
+        if not ctx.quarantined and ctx.corpus_version != version:
+            _recompute(conn, ctx, deps, version)
+        return _create(conn, ctx, deps, started)
+
+
+def _stamp(ctx: WriteContext, started: float) -> None:
+    """Persist's own time, up to the final write (its commit cannot time itself)."""
+    ctx.timings_ms["persist"] = round((time.perf_counter() - started) * 1000.0, 3)
+
+
+def _bump_duplicate(conn: Any, ctx: WriteContext, existing: str, started: float) -> PersistOutcome:
+    count = conn.execute(_BUMP_RETRIEVAL, {"org_id": ctx.org_id, "id": existing}).scalar_one()
+    ctx.exact_duplicate_of = existing
+    ctx.decide("persist", result="exact_duplicate", memory_id=existing, retrieval_count=count)
+    body = {"error": {"code": "DUPLICATE_CONTENT",
+                      "message": "an identical active memory already exists; its retrieval count was bumped"},
+            "job_id": ctx.job_id, "memory_id": existing, "status": "active", "outcome": "exact_duplicate"}
+    _stamp(ctx, started)
+    jobs.finish(conn, ctx, outcome="exact_duplicate", memory_id=existing, response_status=409, body=body)
+    return PersistOutcome("exact_duplicate", existing)
+
+
+def _reroute_to_embed(conn: Any, ctx: WriteContext) -> PersistOutcome:
+    ctx.exact_duplicate_of = None
+    ctx.decide("persist", result="rerouted", reason="exact_duplicate_no_longer_active", next_stage="embed")
+    return PersistOutcome(None, reroute_to="embed")
+
+
+def _recompute(conn: Any, ctx: WriteContext, deps: Any, version: int) -> None:
+    """The corpus changed since near_dedup read it: decide again, now under the lock."""
+    near_dedup.record(ctx, near_dedup.find(conn, ctx, deps), deps)
+    conflict.decide(conn, ctx, deps)
+    ctx.decide("persist", result="recomputed", read_version=ctx.corpus_version, current_version=version)
+    ctx.corpus_version = version
+
+
+def _create(conn: Any, ctx: WriteContext, deps: Any, started: float) -> PersistOutcome:
+    plan = ctx.conflict or {}
+    status = _status(ctx, plan)
+    memory_id = _insert_memory(conn, ctx, status)
+    if memory_id is None:  # unreachable under the corpus lock; mapped, not assumed
+        return _bump_duplicate(conn, ctx, find_active_duplicate(conn, ctx.org_id, ctx.agent_id, ctx.content_hash),
+                               started)
+    for label in ctx.labels:
+        conn.execute(_INSERT_LABEL, {"org_id": ctx.org_id, "memory_id": memory_id, **label})
+    _link_near_duplicates(conn, ctx, memory_id, deps)
+    _apply_supersessions(conn, ctx, memory_id, plan)
+    escalation_ids = _escalate(conn, ctx, memory_id, plan)
+    if status == "active" or plan.get("supersedes"):
+        conn.execute(_BUMP_CORPUS, {"org_id": ctx.org_id, "agent_id": ctx.agent_id})
+    body = {"job_id": ctx.job_id, "memory_id": memory_id, "status": status, "outcome": "created",
+            "near_duplicates": [{"memory_id": c["memory_id"], "similarity": c["similarity"]} for c in ctx.near_duplicates],
+            "supersedes": list(plan.get("supersedes", [])), "superseded_by": list(plan.get("superseded_by", [])),
+            "escalations": escalation_ids}
+    ctx.decide("persist", result="created", memory_id=memory_id, status=status)
+    _stamp(ctx, started)
+    jobs.finish(conn, ctx, outcome="created", memory_id=memory_id, response_status=201, body=body)
+    cache_entry = None if status != "active" else {"memory_id": memory_id, "org_id": ctx.org_id,
+                                                   "agent_id": ctx.agent_id, "content": ctx.content,
+                                                   "status": status}
+    return PersistOutcome("created", memory_id, cache_entry=cache_entry)
+
+
+def _status(ctx: WriteContext, plan: dict[str, Any]) -> str:
+    if ctx.quarantined:
+        return "quarantined"
+    return "superseded" if plan.get("superseded_by") else "active"
+
+
+def _insert_memory(conn: Any, ctx: WriteContext, status: str) -> str | None:
+    req = ctx.request
+    row = conn.execute(_INSERT_MEMORY, {
+        "org_id": ctx.org_id, "agent_id": ctx.agent_id, "content": ctx.content, "content_hash": ctx.content_hash,
+        "source": req["source"], "status": status, "valid_from": req.get("valid_from"),
+        "valid_until": req.get("valid_until"), "subject_key": ctx.subject_key,
+        "embedding": ctx.embedding, "embedding_model": ctx.embedding_model,
+        "pii_report": json.dumps(ctx.pii_report), "metadata": json.dumps(req.get("metadata") or {}),
+        "job_id": ctx.job_id,
+    }).first()
+    return str(row.id) if row else None
+
+
+def _relate(conn: Any, org_id: str, source: str, target: str, kind: str, evidence: dict[str, Any]) -> None:
+    conn.execute(_INSERT_RELATIONSHIP, {"org_id": org_id, "source": source, "target": target, "type": kind,
+                                        "evidence": json.dumps(evidence), "decided_by": "pipeline"})
+
+
+def _link_near_duplicates(conn: Any, ctx: WriteContext, memory_id: str, deps: Any) -> None:
+    threshold = deps.settings.memory_near_duplicate_sim_threshold
+    for cand in ctx.near_duplicates:
+        _relate(conn, ctx.org_id, memory_id, cand["memory_id"], "near_duplicate_of",
+                {"similarity": cand["similarity"], "threshold": threshold, "model": ctx.embedding_model,
+                 "job_id": ctx.job_id})
+
+
+def _apply_supersessions(conn: Any, ctx: WriteContext, memory_id: str, plan: dict[str, Any]) -> None:
+    evidence = {"rule": conflict.RULE_SEQUENTIAL, "classifier_calls": 0, "job_id": ctx.job_id}
+    for older in plan.get("supersedes", []):
+        conn.execute(_MARK_SUPERSEDED, {"org_id": ctx.org_id, "id": older})
+        _relate(conn, ctx.org_id, memory_id, older, "supersedes", evidence)
+    for newer in plan.get("superseded_by", []):
+        _relate(conn, ctx.org_id, newer, memory_id, "supersedes", evidence)
+
+
+def _escalate(conn: Any, ctx: WriteContext, memory_id: str, plan: dict[str, Any]) -> list[str]:
+    similarity = {c["memory_id"]: c["similarity"] for c in ctx.near_duplicates}
+    ids = []
+    for item in plan.get("escalations", []):
+        evidence = {"similarity": similarity.get(item["candidate_id"]), "reason": item["reason"], "job_id": ctx.job_id}
+        row = conn.execute(_INSERT_ESCALATION, {
+            "org_id": ctx.org_id, "agent_id": ctx.agent_id, "memory_id": memory_id,
+            "candidate_id": item["candidate_id"], "reason": item["reason"],
+            "evidence": json.dumps(evidence), "job_id": ctx.job_id}).first()
+        if row:
+            ids.append(str(row.id))
+    return ids

@@ -1,0 +1,182 @@
+"""Runs one stage over a batch of job ids: claim, compute, write back, say what to publish.
+
+Per job, the stage's outcome is one of: advanced (saved with the next stage), finished
+(persist committed), failed (permanent error, or transient errors past the attempt cap),
+retry (transient error: lease released, the caller re-delivers later) or dropped (lease
+lost, or the job already moved on: another delivery owns it). A failing job fails alone.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+
+from worker import jobs
+from worker.config import STAGES
+from worker.db import maint_tx, tenant_tx
+from worker.errors import IbexError, LeaseLost, PermanentError, TransientError, ValidationFailed
+from worker.pipeline import conflict, embed, exact_dedup, labels, near_dedup, persist, pii, validate
+from worker.pipeline.context import WriteContext
+
+log = structlog.get_logger("ibex.pipeline")
+
+NEXT_STAGE = dict(zip(STAGES, STAGES[1:]))
+SINGLE: dict[str, Callable[[WriteContext, Any], WriteContext]] = {
+    "validate": validate.run, "exact_dedup": exact_dedup.run, "near_dedup": near_dedup.run,
+    "conflict": conflict.run, "labels": labels.run,
+}
+BATCH: dict[str, Callable[[Sequence[WriteContext], Any], list[WriteContext]]] = {
+    "pii": pii.run_batch, "embed": embed.run_batch,
+}
+
+
+@dataclass
+class StageReport:
+    publish: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    retry: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    finished: list[str] = field(default_factory=list)
+    dropped: int = 0
+    retry_error: IbexError | None = None
+
+
+def run_stage(stage: str, job_ids: Sequence[str], deps: Any) -> StageReport:
+    report = StageReport()
+    with maint_tx(deps.engine) as conn:
+        rows = jobs.claim(conn, job_ids, stage, deps.settings.job_lease_seconds)
+    report.dropped = len(set(job_ids)) - len(rows)
+    ctxs = []
+    for row in rows:
+        ctx = WriteContext.from_row(row)
+        if row.attempts > deps.settings.stage_max_retries + 1:
+            _fail(ctx, deps, TransientError("stage retries exhausted", code="RETRIES_EXHAUSTED"), report, stage)
+        else:
+            ctxs.append(ctx)
+    if stage == "persist":
+        for ctx in ctxs:
+            _guard(stage, [ctx], deps, report, lambda c=ctx: _persist(c, deps, report))
+    elif stage in BATCH:
+        _guard(stage, ctxs, deps, report, lambda: _compute_batch(stage, ctxs, deps, report))
+    else:
+        for ctx in ctxs:
+            _guard(stage, [ctx], deps, report, lambda c=ctx: _compute_one(stage, c, deps, report))
+    return report
+
+
+def _guard(stage: str, ctxs: Sequence[WriteContext], deps: Any, report: StageReport, work: Callable[[], None]) -> None:
+    if not ctxs:
+        return
+    try:
+        work()
+    except LeaseLost:
+        report.dropped += len(ctxs)
+        log.info("stage_dropped", stage=stage, jobs=len(ctxs), reason="lease_lost")
+    except PermanentError as exc:
+        for ctx in ctxs:
+            _fail(ctx, deps, exc, report, stage)
+    except TransientError as exc:
+        _release(ctxs, deps, stage)
+        report.retry.extend(ctx.job_id for ctx in ctxs)
+        report.retry_error = exc
+        log.warning("stage_retrying", stage=stage, jobs=len(ctxs), error_code=exc.code)
+
+
+def _timed(stage: str, ctxs: Sequence[WriteContext], started: float) -> None:
+    share = (time.perf_counter() - started) * 1000.0 / max(1, len(ctxs))
+    for ctx in ctxs:
+        ctx.timings_ms[stage] = round(ctx.timings_ms.get(stage, 0.0) + share, 3)
+
+
+def _compute_one(stage: str, ctx: WriteContext, deps: Any, report: StageReport) -> None:
+    started = time.perf_counter()
+    SINGLE[stage](ctx, deps)
+    _timed(stage, [ctx], started)
+    _advance(stage, ctx, deps, report)
+
+
+def _compute_batch(stage: str, ctxs: list[WriteContext], deps: Any, report: StageReport) -> None:
+    started = time.perf_counter()
+    BATCH[stage](ctxs, deps)
+    _timed(stage, ctxs, started)
+    for ctx in ctxs:
+        _advance(stage, ctx, deps, report)
+
+
+def _advance(stage: str, ctx: WriteContext, deps: Any, report: StageReport) -> None:
+    next_stage = ctx.next_stage or NEXT_STAGE[stage]
+    ctx.next_stage = None
+    with tenant_tx(deps.engine, ctx.org_id) as conn:
+        saved = jobs.save_stage(conn, ctx, next_stage)
+    if not saved:
+        raise LeaseLost("job lease lost before write-back")
+    report.publish[next_stage].append(ctx.job_id)
+    _observe(deps, stage, ctx)
+
+
+def _persist(ctx: WriteContext, deps: Any, report: StageReport) -> None:
+    started = time.perf_counter()
+    outcome = persist.run(ctx, deps)
+    if outcome.reroute_to:
+        _timed("persist", [ctx], started)
+        _advance_to(outcome.reroute_to, ctx, deps, report)
+        return
+    report.finished.append(ctx.job_id)
+    _observe(deps, "persist", ctx, started)
+    log.info("job_succeeded", job_id=ctx.job_id, org_id=ctx.org_id, outcome=outcome.outcome,
+             memory_id=outcome.memory_id)
+    if deps.metrics is not None:
+        deps.metrics.job_finished("succeeded", outcome.outcome, ctx)
+    if outcome.cache_entry is not None and deps.cache is not None:
+        deps.cache.put(outcome.cache_entry)
+
+
+def _advance_to(next_stage: str, ctx: WriteContext, deps: Any, report: StageReport) -> None:
+    with tenant_tx(deps.engine, ctx.org_id) as conn:
+        if not jobs.save_stage(conn, ctx, next_stage):
+            raise LeaseLost("job lease lost before write-back")
+    report.publish[next_stage].append(ctx.job_id)
+
+
+def _observe(deps: Any, stage: str, ctx: WriteContext, started: float | None = None) -> None:
+    log.info("stage_completed", stage=stage, job_id=ctx.job_id, org_id=ctx.org_id,
+             duration_ms=ctx.timings_ms.get(stage))
+    if deps.metrics is not None:
+        deps.metrics.stage_completed(stage, ctx.timings_ms.get(stage, 0.0) / 1000.0)
+
+
+def _release(ctxs: Sequence[WriteContext], deps: Any, stage: str) -> None:
+    for ctx in ctxs:
+        try:
+            with tenant_tx(deps.engine, ctx.org_id) as conn:
+                jobs.release(conn, ctx)
+        except TransientError:
+            log.warning("lease_release_failed", stage=stage, job_id=ctx.job_id)  # expires on its own
+
+
+def fail_jobs(job_ids: Sequence[str], deps: Any, error: IbexError, stage: str) -> None:
+    """Retries exhausted for these ids: fail whichever are still unfinished."""
+    with maint_tx(deps.engine) as conn:
+        rows = list(conn.execute(jobs.UNFINISHED_BY_IDS, {"ids": list(job_ids)}))
+    report = StageReport()
+    for row in rows:
+        ctx = WriteContext(job_id=str(row.id), org_id=row.org_id, agent_id=row.agent_id, request={},
+                           idempotency_key=row.idempotency_key)
+        _fail(ctx, deps, error, report, stage, fenced=False)
+
+
+def _fail(ctx: WriteContext, deps: Any, exc: IbexError, report: StageReport, stage: str, *, fenced: bool = True) -> None:
+    final_status = 422 if isinstance(exc, (ValidationFailed, PermanentError)) else None
+    with tenant_tx(deps.engine, ctx.org_id) as conn:
+        done = jobs.fail(conn, org_id=ctx.org_id, agent_id=ctx.agent_id, job_id=ctx.job_id,
+                         lease_token=ctx.lease_token if fenced else None,
+                         idempotency_key=ctx.idempotency_key, error=exc.as_dict(), final_status=final_status)
+    if done:
+        report.failed.append(ctx.job_id)
+        log.warning("job_failed", stage=stage, job_id=ctx.job_id, org_id=ctx.org_id, error_code=exc.code)
+        if deps.metrics is not None:
+            deps.metrics.job_finished("failed", exc.code, ctx)

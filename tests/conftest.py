@@ -1,0 +1,231 @@
+"""Shared test infrastructure: real PostgreSQL + pgvector and a real Redis started for the
+session, real Celery worker processes, and helpers to submit and wait.
+
+Nothing here fakes infrastructure: unit tests (tests/unit) use no fixture from this file
+but ``settings``.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+# Tests never inherit a developer's IBEX_* settings.
+for _name in [n for n in os.environ if n.startswith("IBEX_") or n == "PROMETHEUS_MULTIPROC_DIR"]:
+    del os.environ[_name]
+
+ROOT = Path(__file__).resolve().parent.parent
+MARKERS = {"unit": "unit", "integration": "integration", "migration": "migration", "fault": "fault"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        folder = Path(str(item.fspath)).parent.name
+        if folder in MARKERS:
+            item.add_marker(getattr(pytest.mark, MARKERS[folder]))
+
+
+# ---------------------------------------------------------------- infrastructure
+
+
+class Infra:
+    def __init__(self, root: Path) -> None:
+        from worker.devstack import EmbeddedPostgres, EmbeddedRedis
+
+        self.root = root
+        self.pg = EmbeddedPostgres(root / "pgdata", fsync=False)
+        self.redis = EmbeddedRedis(root / "redis", appendonly=True)
+
+    def start(self) -> None:
+        from worker import migrate
+
+        self.pg.start()
+        self.redis.start()
+        migrate.up(self.pg.url)
+
+    def stop(self) -> None:
+        self.redis.stop()
+        self.pg.stop()
+
+    def env(self, **overrides: Any) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("IBEX_")}
+        env.update({
+            "IBEX_ENVIRONMENT": "test", "IBEX_DATABASE_URL": self.pg.url, "IBEX_REDIS_URL": self.redis.url,
+            "IBEX_LOG_FORMAT": "json", "IBEX_SWEEPER_INTERVAL_SECONDS": "1",
+        })
+        env.update({f"IBEX_{k.upper()}": str(v) for k, v in overrides.items()})
+        return env
+
+
+@pytest.fixture(scope="session")
+def infra(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Infra]:
+    stack = Infra(tmp_path_factory.mktemp("ibex"))
+    stack.start()
+    yield stack
+    stack.stop()
+
+
+def make_settings(infra: Infra | None = None, **overrides: Any) -> Any:
+    from worker.config import Settings
+
+    base: dict[str, Any] = {"environment": "test"}
+    if infra is not None:
+        base.update(database_url=infra.pg.url, redis_url=infra.redis.url)
+    return Settings(**{**base, **overrides})
+
+
+@pytest.fixture(scope="session")
+def settings(infra: Infra) -> Any:
+    return make_settings(infra)
+
+
+@pytest.fixture(scope="session")
+def engine(infra: Infra) -> Iterator[Any]:
+    from worker.db import make_engine
+
+    eng = make_engine(infra.pg.url)
+    yield eng
+    eng.dispose()
+
+
+@pytest.fixture(scope="session")
+def producer(settings: Any) -> Any:
+    from worker.celery_app import create_app
+
+    return create_app(settings)
+
+
+# ---------------------------------------------------------------- processes
+
+
+class Proc:
+    """A project process (worker or sweeper) with its own log file."""
+
+    def __init__(self, infra: Infra, command: list[str], name: str, env: dict[str, str]) -> None:
+        self.name = name
+        self.log_path = infra.root / "logs" / f"{name}.log"
+        self.log_path.parent.mkdir(exist_ok=True)
+        self._log = open(self.log_path, "ab")
+        self.popen = subprocess.Popen([sys.executable, "-m", "worker.cli", *command], env=env, cwd=ROOT,
+                                      stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def log_text(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def wait_for_log(self, needle: str, timeout: float = 120.0, count: int = 1) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.log_text().count(needle) >= count:
+                return
+            if self.popen.poll() is not None:
+                raise RuntimeError(f"{self.name} exited with {self.popen.returncode}:\n{self.log_text()[-3000:]}")
+            time.sleep(0.2)
+        raise TimeoutError(f"{self.name} did not log {needle!r}:\n{self.log_text()[-3000:]}")
+
+    def stop(self, timeout: float = 30.0) -> None:
+        if self.popen.poll() is None:
+            os.killpg(self.popen.pid, signal.SIGTERM)
+            try:
+                self.popen.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        self._log.close()
+
+    def kill(self) -> None:
+        """SIGKILL the whole process group: the worker and its pool children."""
+        try:
+            os.killpg(self.popen.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.popen.wait(30)
+
+
+def start_worker(infra: Infra, name: str, *, queues: str | None = None, concurrency: int = 1,
+                 metrics_dir: Path | None = None, **overrides: Any) -> Proc:
+    env = infra.env(**overrides)
+    metrics_dir = metrics_dir or infra.root / "metrics" / name
+    metrics_dir.mkdir(parents=True, exist_ok=True)
+    env["PROMETHEUS_MULTIPROC_DIR"] = str(metrics_dir)
+    command = ["worker", "--hostname", f"{name}@%h", "--concurrency", str(concurrency)]
+    if queues:
+        command += ["--queues", queues]
+    proc = Proc(infra, command, name, env)
+    proc.metrics_dir = metrics_dir  # type: ignore[attr-defined]
+    proc.wait_for_log(" ready.")
+    return proc
+
+
+def start_sweeper(infra: Infra, name: str = "sweeper", **overrides: Any) -> Proc:
+    proc = Proc(infra, ["sweeper"], name, infra.env(**overrides))
+    proc.wait_for_log("sweeper_started")
+    return proc
+
+
+@pytest.fixture(scope="session")
+def pipeline(infra: Infra) -> Iterator[Proc]:
+    """The default worker: every queue, default settings, plus the sweeper."""
+    worker = start_worker(infra, "pipeline", concurrency=2)
+    sweeper = start_sweeper(infra)
+    yield worker
+    sweeper.stop()
+    worker.stop()
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def new_scope(prefix: str = "org") -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:12]}"
+
+
+def memory(org: str, agent: str, content: str, **fields: Any) -> dict[str, Any]:
+    return {"org_id": org, "agent_id": agent, "content": content, "source": "chat", **fields}
+
+
+def submit_and_wait(engine: Any, producer: Any, settings: Any, body: dict[str, Any], *,
+                    key: str | None = None, timeout: float = 90.0) -> dict[str, Any]:
+    from worker.submit import submit, wait_for_job
+
+    submission = submit(engine, producer, settings, body, key)
+    view = wait_for_job(engine, body["org_id"], submission.job_id, timeout=timeout)
+    assert view is not None
+    assert view["status"] in ("succeeded", "failed"), f"job did not finish in {timeout}s: {view}"
+    return view
+
+
+def fetch_memory(engine: Any, memory_id: str) -> Any:
+    from sqlalchemy import text
+
+    with engine.connect() as conn:
+        return conn.execute(text("SELECT * FROM memories WHERE id = :id"), {"id": memory_id}).first()
+
+
+def query(engine: Any, sql: str, **params: Any) -> list[Any]:
+    from sqlalchemy import text
+
+    with engine.connect() as conn:
+        return list(conn.execute(text(sql), params))
+
+
+def read_counter(metrics_dir: Path, name: str) -> float:
+    """Sum a counter across every process that wrote to a multiprocess metrics folder."""
+    from prometheus_client import CollectorRegistry
+    from prometheus_client.multiprocess import MultiProcessCollector
+
+    registry = CollectorRegistry()
+    MultiProcessCollector(registry, path=str(metrics_dir))
+    total = 0.0
+    for family in registry.collect():
+        for sample in family.samples:
+            if sample.name == f"{name}_total" or sample.name == name:
+                total += sample.value
+    return total

@@ -1,0 +1,107 @@
+"""Exact and near-duplicate detection through real worker processes (ADR-0055)."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from tests.conftest import (fetch_memory, memory, new_scope, query, read_counter, start_worker,
+                            submit_and_wait)
+
+
+def test_exact_duplicate_skips_embedding_and_bumps_retrieval_count(engine, producer, settings, pipeline):
+    org, agent = new_scope(), new_scope("agent")
+    first = submit_and_wait(engine, producer, settings, memory(org, agent, "User prefers Python for data work."))
+    assert first["outcome"] == "created"
+    stored = fetch_memory(engine, first["memory_id"])
+    assert stored.retrieval_count == 0 and stored.last_retrieved_at is None
+
+    embedded_before = read_counter(pipeline.metrics_dir, "ibex_embedding_texts")
+    again = submit_and_wait(engine, producer, settings,
+                            memory(org, agent, "  user PREFERS python\tfor data   work.  "))
+    embedded_after = read_counter(pipeline.metrics_dir, "ibex_embedding_texts")
+
+    assert again["status"] == "succeeded"
+    assert again["outcome"] == "exact_duplicate"
+    assert again["memory_id"] == first["memory_id"]
+    assert again["result"]["error"]["code"] == "DUPLICATE_CONTENT"
+    assert again["result"]["memory_id"] == first["memory_id"]
+    assert embedded_after == embedded_before, "an exact duplicate must make no embedding call"
+    assert "embed" not in again["timings_ms"]
+    assert {"stage": "exact_dedup", "result": "hit", "memory_id": first["memory_id"]} in again["decisions"]
+    bumped = fetch_memory(engine, first["memory_id"])
+    assert bumped.retrieval_count == 1
+    assert bumped.last_retrieved_at is not None
+    assert query(engine, "SELECT count(*) AS n FROM memories WHERE org_id = :o", o=org)[0].n == 1
+
+
+def test_same_content_in_two_orgs_and_two_agents_is_stored_separately(engine, producer, settings, pipeline):
+    org_a, org_b, agent, other_agent = new_scope(), new_scope(), new_scope("agent"), new_scope("agent")
+    text = "The nightly backup runs at 02:00 UTC."
+    views = [submit_and_wait(engine, producer, settings, memory(o, a, text))
+             for o, a in ((org_a, agent), (org_b, agent), (org_a, other_agent))]
+    assert [v["outcome"] for v in views] == ["created", "created", "created"]
+    assert len({v["memory_id"] for v in views}) == 3
+
+
+def test_concurrent_identical_writes_on_two_workers_store_one_row(infra, engine, producer, settings, pipeline):
+    second = start_worker(infra, "second-worker", concurrency=1)
+    try:
+        org, agent = new_scope(), new_scope("agent")
+        body = memory(org, agent, "The on-call rotation changes every Monday at 09:00.")
+        from worker.submit import submit, wait_for_job
+
+        with ThreadPoolExecutor(max_workers=20) as pool:
+            job_ids = list(pool.map(lambda _: submit(engine, producer, settings, body).job_id, range(20)))
+        views = [wait_for_job(engine, org, job_id, timeout=120) for job_id in job_ids]
+    finally:
+        second.stop()
+
+    assert all(v["status"] == "succeeded" for v in views), [v["status"] for v in views]
+    active = query(engine, "SELECT id FROM memories WHERE org_id = :o AND status = 'active'", o=org)
+    assert len(active) == 1
+    winner = str(active[0].id)
+    assert {v["memory_id"] for v in views} == {winner}
+    outcomes = sorted(v["outcome"] for v in views)
+    assert outcomes == ["created"] + ["exact_duplicate"] * 19
+    assert fetch_memory(engine, winner).retrieval_count == 19
+
+
+def test_near_duplicate_is_linked_with_similarity_and_threshold(engine, producer, settings, pipeline):
+    org, agent = new_scope(), new_scope("agent")
+    older = submit_and_wait(engine, producer, settings, memory(org, agent, "The staging server uses port 8080."))
+    newer = submit_and_wait(engine, producer, settings, memory(org, agent, "The staging server uses port 8081."))
+    assert newer["outcome"] == "created"
+    near = newer["result"]["near_duplicates"]
+    assert [n["memory_id"] for n in near] == [older["memory_id"]]
+    assert near[0]["similarity"] > 0.92
+    links = query(engine, "SELECT * FROM memory_relationships WHERE org_id = :o", o=org)
+    assert len(links) == 1
+    link = links[0]
+    assert (str(link.source_memory_id), str(link.target_memory_id), link.relationship_type) == \
+        (newer["memory_id"], older["memory_id"], "near_duplicate_of")
+    assert link.evidence["threshold"] == 0.92
+    assert link.evidence["similarity"] == pytest.approx(near[0]["similarity"])
+    assert link.evidence["model"] == "all-MiniLM-L6-v2"
+    # Linked, never merged: both stay active.
+    assert {fetch_memory(engine, v["memory_id"]).status for v in (older, newer)} == {"active"}
+
+
+def test_near_duplicates_never_cross_agents_or_orgs(engine, producer, settings, pipeline):
+    org, other_org, agent, other_agent = new_scope(), new_scope(), new_scope("agent"), new_scope("agent")
+    submit_and_wait(engine, producer, settings, memory(other_org, agent, "The staging server uses port 8080."))
+    submit_and_wait(engine, producer, settings, memory(org, other_agent, "The staging server uses port 8080."))
+    mine = submit_and_wait(engine, producer, settings, memory(org, agent, "The staging server uses port 8081."))
+    assert mine["result"]["near_duplicates"] == []
+    assert query(engine, "SELECT * FROM memory_relationships WHERE org_id IN (:a, :b)", a=org, b=other_org) == []
+
+
+def test_first_memory_of_a_new_agent_has_no_candidates_and_is_stored(engine, producer, settings, pipeline):
+    org, agent = new_scope(), new_scope("agent")
+    view = submit_and_wait(engine, producer, settings, memory(org, agent, "Prefers dark mode in every editor."))
+    assert view["outcome"] == "created"
+    assert view["result"]["near_duplicates"] == []
+    near = next(d for d in view["decisions"] if d["stage"] == "near_dedup")
+    assert near["result"] == "novel" and near["candidates"] == []
+    assert fetch_memory(engine, view["memory_id"]).status == "active"

@@ -172,11 +172,10 @@ def start_sweeper(infra: Infra, name: str = "sweeper", **overrides: Any) -> Proc
 
 @pytest.fixture(scope="session")
 def pipeline(infra: Infra) -> Iterator[Proc]:
-    """The default worker: every queue, default settings, plus the sweeper."""
+    """The default worker: every queue, default settings. No sweeper: a test that needs one
+    starts its own, with its own queue names, so it never re-publishes another test's jobs."""
     worker = start_worker(infra, "pipeline", concurrency=2)
-    sweeper = start_sweeper(infra)
     yield worker
-    sweeper.stop()
     worker.stop()
 
 

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from worker.config import EMBEDDED_PG_PORT, EMBEDDED_REDIS_PORT, get_settings
+from worker.config import get_settings
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -201,12 +201,12 @@ class _Stack:
 
         env = dict(os.environ)
         if "IBEX_DATABASE_URL" not in os.environ:
-            pg = EmbeddedPostgres(self.root / "pgdata", EMBEDDED_PG_PORT)
+            pg = EmbeddedPostgres(self.root / "pgdata", self.settings.embedded_pg_port)
             pg.start()
             self.services.append(pg)
             env["IBEX_DATABASE_URL"] = pg.url
         if "IBEX_REDIS_URL" not in os.environ:
-            rd = EmbeddedRedis(self.root / "redis", EMBEDDED_REDIS_PORT)
+            rd = EmbeddedRedis(self.root / "redis", self.settings.embedded_redis_port)
             rd.start()
             self.services.append(rd)
             env["IBEX_REDIS_URL"] = rd.url

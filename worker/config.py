@@ -40,6 +40,10 @@ class Settings(BaseSettings):
     database_url: str = DEFAULT_DATABASE_URL
     redis_url: str = DEFAULT_REDIS_URL
     data_dir: Path = Path(".ibex")  # embedded PostgreSQL/Redis data, logs, metrics
+    # Ports `ibex up` gives the embedded servers; other shells find them through the default
+    # URLs, so change these only together with IBEX_DATABASE_URL / IBEX_REDIS_URL.
+    embedded_pg_port: int = Field(EMBEDDED_PG_PORT, ge=1, le=65535)
+    embedded_redis_port: int = Field(EMBEDDED_REDIS_PORT, ge=1, le=65535)
 
     # --- pipeline decisions (names from ADR-0055 / ADR-0056) ---
     memory_near_duplicate_sim_threshold: float = Field(0.92, ge=0.0, le=1.0)

@@ -39,6 +39,8 @@ def configure_logging(fmt: str = "console", level: str = "INFO") -> None:
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
     # Third-party loggers that can echo text or parameters at INFO/DEBUG.
-    for noisy in ("presidio-analyzer", "sentence_transformers", "transformers", "urllib3", "httpx",
+    # Presidio warns once per recognizer of every language we do not load: noise, not news.
+    logging.getLogger("presidio-analyzer").setLevel(logging.ERROR)
+    for noisy in ("sentence_transformers", "transformers", "urllib3", "httpx",
                   "filelock", "huggingface_hub", "sqlalchemy.engine"):
         logging.getLogger(noisy).setLevel(logging.WARNING)

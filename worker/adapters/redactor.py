@@ -153,9 +153,9 @@ class PresidioRedactor:
         self._analyzer = AnalyzerEngine(registry=registry, nlp_engine=engine, supported_languages=["en"])
         self._nlp = nlp
         self.policy = policy
-        import presidio_analyzer
+        from importlib.metadata import version
 
-        self.name = f"presidio-analyzer {getattr(presidio_analyzer, '__version__', '2')} / {model_name}"
+        self.name = f"presidio-analyzer {version('presidio-analyzer')} / {model_name}"
 
     def redact_many(self, texts: Sequence[str]) -> list[RedactionOutcome]:
         from worker.pipeline.subjects import subject_key_from_doc

@@ -1,0 +1,80 @@
+"""`ibex up` (what `make run` calls): the whole stack in the foreground, a refusal to start
+twice on one data folder, and a clean stop on Ctrl-C that leaves no process behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import psutil
+
+from tests.conftest import ROOT
+from worker.devstack import free_port
+
+
+def _wait_for(path, needle, proc, timeout=150.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if needle in path.read_text(errors="replace"):
+            return
+        assert proc.poll() is None, path.read_text(errors="replace")[-3000:]
+        time.sleep(0.3)
+    raise AssertionError(f"never saw {needle!r}:\n{path.read_text(errors='replace')[-3000:]}")
+
+
+def _processes_using(marker: str) -> list[psutil.Process]:
+    found = []
+    for proc in psutil.process_iter(["cmdline", "status"]):
+        try:
+            if proc.info["status"] != psutil.STATUS_ZOMBIE and marker in " ".join(proc.info["cmdline"] or []):
+                found.append(proc)
+        except psutil.Error:
+            continue
+    return found
+
+
+def test_ibex_up_runs_the_stack_refuses_a_second_copy_and_stops_cleanly(tmp_path):
+    pg_port, redis_port = free_port(), free_port()
+    data_dir = tmp_path / "stack"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("IBEX_")}
+    env.update(IBEX_DATA_DIR=str(data_dir), IBEX_EMBEDDED_PG_PORT=str(pg_port),
+               IBEX_EMBEDDED_REDIS_PORT=str(redis_port), IBEX_WORKER_CONCURRENCY="1")
+    out = tmp_path / "up.log"
+    with open(out, "wb") as log:
+        up = subprocess.Popen([sys.executable, "-m", "worker.cli", "up"], env=env, cwd=ROOT, stdout=log,
+                              stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        _wait_for(out, "IBEX stack is up", up)
+        _wait_for(out, " ready.", up)
+
+        second = subprocess.run([sys.executable, "-m", "worker.cli", "up"], env=env, cwd=ROOT,
+                                capture_output=True, text=True, timeout=60)
+        assert second.returncode == 3
+        assert "already running" in second.stderr
+
+        client_env = {**env, "IBEX_DATABASE_URL": f"postgresql+psycopg://postgres@127.0.0.1:{pg_port}/ibex",
+                      "IBEX_REDIS_URL": f"redis://127.0.0.1:{redis_port}/0"}
+        submitted = subprocess.run(
+            [sys.executable, "-m", "worker.cli", "submit", "--org", "acme", "--agent", "support-bot",
+             "--source", "chat", "--content", "User prefers Python for data work", "--wait", "60"],
+            env=client_env, cwd=ROOT, capture_output=True, text=True, timeout=120)
+        assert submitted.returncode == 0, submitted.stdout + submitted.stderr
+        view = json.loads(submitted.stdout)
+        assert view["status"] == "succeeded" and view["outcome"] == "created" and view["memory_id"]
+        descendants = psutil.Process(up.pid).children(recursive=True)
+        assert len(descendants) >= 3  # worker (+ pool children), sweeper, redis, postgres
+    finally:
+        if up.poll() is None:
+            os.killpg(up.pid, signal.SIGINT)  # what Ctrl-C sends to the foreground group
+        up.wait(60)
+
+    assert up.returncode == 0, out.read_text(errors="replace")[-3000:]
+    time.sleep(1)
+    assert _processes_using(str(data_dir)) == []  # postgres -D <data_dir>/pgdata
+    assert _processes_using(f"127.0.0.1:{redis_port}") == []
+    survivors = [p for p in descendants if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+    assert survivors == []

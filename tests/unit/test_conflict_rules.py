@@ -1,0 +1,129 @@
+"""Stage 6 rules as a truth table (ADR-0056): half-open validity, open-ended NULL until,
+missing valid_from, same vs different subject keys, arrival order."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from worker.pipeline.conflict import Fact, overlaps, plan
+
+JAN = datetime(2024, 1, 1, tzinfo=timezone.utc)
+MAR = datetime(2024, 3, 1, tzinfo=timezone.utc)
+JUN = datetime(2024, 6, 1, tzinfo=timezone.utc)
+SEP = datetime(2024, 9, 1, tzinfo=timezone.utc)
+SUBJECT = "staging server|use"
+OTHER_SUBJECT = "backend team|use"
+
+
+def fact(memory_id: str, valid_from: datetime | None, valid_until: datetime | None = None,
+         subject_key: str | None = SUBJECT) -> Fact:
+    return Fact(memory_id, valid_from, valid_until, subject_key)
+
+
+@pytest.mark.parametrize(("a", "b", "expected"), [
+    pytest.param((JAN, JUN), (JUN, None), False, id="touching endpoints do not overlap (half-open)"),
+    pytest.param((JAN, JUN), (JUN, SEP), False, id="adjacent closed intervals do not overlap"),
+    pytest.param((JAN, MAR), (JUN, SEP), False, id="disjoint intervals with a gap do not overlap"),
+    pytest.param((JAN, JUN), (MAR, SEP), True, id="partly overlapping intervals overlap"),
+    pytest.param((JAN, SEP), (MAR, JUN), True, id="an interval inside another overlaps"),
+    pytest.param((JAN, JUN), (JAN, JUN), True, id="identical intervals overlap"),
+    pytest.param((JAN, None), (JUN, None), True, id="two open-ended intervals always overlap"),
+    pytest.param((JAN, None), (JUN, SEP), True, id="an open-ended interval overlaps any later one"),
+    pytest.param((JUN, None), (JAN, JUN), False, id="an open-ended interval starting at the other's end does not"),
+    pytest.param((JUN, None), (JAN, JUN - timedelta(microseconds=1)), False, id="one microsecond before is disjoint"),
+    pytest.param((JUN, None), (JAN, JUN + timedelta(microseconds=1)), True, id="one microsecond past overlaps"),
+])
+def test_overlap_follows_half_open_intervals_with_null_until_as_infinity(a, b, expected):
+    first, second = fact("a", *a), fact("b", *b)
+    assert overlaps(first, second) is expected
+    assert overlaps(second, first) is expected, "overlap must be symmetric"
+
+
+def test_a_newer_sequential_fact_with_the_same_subject_supersedes_the_older_one():
+    result = plan(fact("new", JUN), [fact("old", JAN, JUN)])
+    assert result == {"supersedes": ["old"], "superseded_by": [], "escalations": []}
+
+
+def test_a_late_arriving_older_fact_is_superseded_by_the_newer_one_already_stored():
+    result = plan(fact("late-old", JAN, JUN), [fact("stored-new", JUN)])
+    assert result == {"supersedes": [], "superseded_by": ["stored-new"], "escalations": []}
+
+
+def test_the_decision_does_not_depend_on_arrival_order():
+    older, newer = fact("older", JAN, JUN), fact("newer", JUN, SEP)
+    forward = plan(newer, [older])
+    backward = plan(older, [newer])
+    # Either way: newer supersedes older.
+    assert forward["supersedes"] == ["older"] and backward["superseded_by"] == ["newer"]
+    assert forward["escalations"] == backward["escalations"] == []
+
+
+@pytest.mark.parametrize(("new", "old"), [
+    pytest.param(fact("new", JUN), fact("old", JAN), id="older open-ended fact overlaps the newer one"),
+    pytest.param(fact("new", MAR, SEP), fact("old", JAN, JUN), id="partial overlap"),
+    pytest.param(fact("new", JAN, JUN), fact("old", JAN, JUN), id="same interval"),
+    pytest.param(fact("new", JAN, JUN), fact("old", MAR), id="late older fact overlaps the stored open-ended one"),
+])
+def test_overlapping_intervals_escalate_instead_of_superseding(new, old):
+    assert plan(new, [old]) == {"supersedes": [], "superseded_by": [],
+                                "escalations": [{"candidate_id": "old", "reason": "overlapping_intervals"}]}
+
+
+def test_overlapping_intervals_escalate_even_when_subjects_differ():
+    result = plan(fact("new", MAR, SEP), [fact("old", JAN, JUN, OTHER_SUBJECT)])
+    assert result["escalations"] == [{"candidate_id": "old", "reason": "overlapping_intervals"}]
+    assert result["supersedes"] == result["superseded_by"] == []
+
+
+@pytest.mark.parametrize(("new", "old"), [
+    pytest.param(fact("new", None), fact("old", JAN, JUN), id="new fact has no valid_from"),
+    pytest.param(fact("new", JUN), fact("old", None), id="candidate has no valid_from"),
+    pytest.param(fact("new", None), fact("old", None), id="neither has a valid_from"),
+    pytest.param(fact("new", None, SEP), fact("old", JAN, MAR), id="a valid_until alone is not enough"),
+    pytest.param(fact("new", None, subject_key=None), fact("old", None, subject_key=OTHER_SUBJECT),
+                 id="missing valid_from escalates whatever the subjects"),
+])
+def test_a_missing_valid_from_on_either_side_escalates(new, old):
+    assert plan(new, [old]) == {"supersedes": [], "superseded_by": [],
+                                "escalations": [{"candidate_id": "old", "reason": "missing_valid_from"}]}
+
+
+@pytest.mark.parametrize(("new_subject", "old_subject"), [
+    pytest.param("frontend team|use", "backend team|use", id="different subjects"),
+    pytest.param(None, None, id="no subject on either side is not the same subject"),
+    pytest.param(SUBJECT, None, id="candidate without a subject"),
+    pytest.param(None, SUBJECT, id="new fact without a subject"),
+])
+def test_sequential_facts_without_a_shared_subject_are_no_conflict(new_subject, old_subject):
+    result = plan(fact("new", JUN, subject_key=new_subject), [fact("old", JAN, JUN, old_subject)])
+    assert result == {"supersedes": [], "superseded_by": [], "escalations": []}
+
+
+def test_no_candidates_give_an_empty_plan():
+    assert plan(fact("new", JUN), []) == {"supersedes": [], "superseded_by": [], "escalations": []}
+
+
+def test_each_candidate_is_decided_on_its_own_rule():
+    new = fact("new", JUN, SEP)
+    candidates = [
+        fact("before", JAN, JUN),                      # sequential, same subject -> superseded by new
+        fact("after", SEP),                            # sequential, newer -> supersedes new
+        fact("overlap", MAR, JUN + timedelta(days=1)),  # overlaps -> escalate
+        fact("undated", None),                         # missing valid_from -> escalate
+        fact("other", JAN, MAR, OTHER_SUBJECT),        # sequential, different subject -> nothing
+    ]
+    assert plan(new, candidates) == {
+        "supersedes": ["before"],
+        "superseded_by": ["after"],
+        "escalations": [{"candidate_id": "overlap", "reason": "overlapping_intervals"},
+                        {"candidate_id": "undated", "reason": "missing_valid_from"}],
+    }
+
+
+def test_timezone_offsets_are_compared_as_instants():
+    # 2024-06-01T02:00+02:00 is 2024-06-01T00:00Z: touching, not overlapping.
+    plus_two = datetime(2024, 6, 1, 2, tzinfo=timezone(timedelta(hours=2)))
+    result = plan(fact("new", plus_two), [fact("old", JAN, JUN)])
+    assert result == {"supersedes": ["old"], "superseded_by": [], "escalations": []}

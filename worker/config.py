@@ -90,7 +90,6 @@ class Settings(BaseSettings):
     stage_max_retries: int = Field(5, ge=0)
     retry_backoff_base: float = Field(1.0, gt=0)
     retry_backoff_cap: float = Field(60.0, gt=0)
-    job_max_attempts: int = Field(12, ge=1)  # deliveries of one job across all stages before `failed`
     sweeper_interval_seconds: float = Field(5.0, gt=0)
     republish_after_seconds: float = Field(30.0, gt=0)  # unclaimed published job considered lost
     worker_concurrency: int = Field(2, ge=1)

@@ -35,7 +35,8 @@ def _leaks(text: str, values: tuple[str, ...]) -> list[str]:
 
 
 def _rows_as_text(engine, table: str, org: str) -> list[str]:
-    return [row.row_text for row in query(engine, f"SELECT r::text AS row_text FROM {table} r WHERE org_id = :o", o=org)]
+    rows = query(engine, f"SELECT r::text AS row_text FROM {table} r WHERE org_id = :o", o=org)
+    return [row.row_text for row in rows]
 
 
 def _decision(view: dict, stage: str) -> dict:

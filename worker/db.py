@@ -35,6 +35,7 @@ def make_engine(url: str, *, pool_size: int = 5) -> Engine:
         pool_pre_ping=True,
         pool_recycle=1800,
         connect_args={"connect_timeout": 5},
+        hide_parameters=True,  # exception messages must never quote bound values (content)
     )
 
 

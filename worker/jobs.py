@@ -18,6 +18,7 @@ from sqlalchemy import bindparam, text
 from sqlalchemy.dialects.postgresql import ARRAY, UUID
 
 from worker.adapters.embedder import EMBEDDING_DIM
+from worker.errors import LeaseLost
 from worker.pipeline.context import WriteContext
 
 _IDS = bindparam("ids", type_=ARRAY(UUID(as_uuid=False)))
@@ -74,7 +75,9 @@ _FAIL = text(
            context = context - 'content', lease_token = NULL, lease_expires_at = NULL,
            finished_at = now(), updated_at = now()
      WHERE org_id = :org_id AND id = :job_id AND status IN ('queued', 'running')
-       AND (CAST(:lease_token AS uuid) IS NULL OR lease_token = CAST(:lease_token AS uuid))
+       AND CASE WHEN CAST(:lease_token AS uuid) IS NULL
+                THEN lease_token IS NULL OR lease_expires_at < now()   -- nobody else is working on it
+                ELSE lease_token = CAST(:lease_token AS uuid) END
     """
 )
 
@@ -121,11 +124,15 @@ def holds_lease(conn: Any, ctx: WriteContext) -> bool:
 
 def finish(conn: Any, ctx: WriteContext, *, outcome: str, memory_id: str, response_status: int,
            body: dict[str, Any]) -> None:
-    conn.execute(_FINISH, {
+    """Record the outcome; raises ``LeaseLost`` (rolling the caller's transaction back) if the
+    job is no longer ours."""
+    finished = conn.execute(_FINISH, {
         "org_id": ctx.org_id, "job_id": ctx.job_id, "lease_token": ctx.lease_token, "memory_id": memory_id,
         "outcome": outcome, "result": json.dumps(body), "decisions": json.dumps(ctx.decisions),
         "timings": json.dumps(ctx.timings_ms), "context": json.dumps(ctx.context_json()),
-    })
+    }).rowcount
+    if finished != 1:
+        raise LeaseLost("job lease lost at finish")
     if ctx.idempotency_key:
         conn.execute(_FINALIZE_CLAIM, {"org_id": ctx.org_id, "agent_id": ctx.agent_id, "key": ctx.idempotency_key,
                                        "job_id": ctx.job_id, "status": response_status, "body": json.dumps(body)})

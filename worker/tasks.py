@@ -29,7 +29,7 @@ def worker_app(settings: Settings | None = None) -> Celery:
     settings = settings or get_settings()
     app = create_app(settings)
     for stage in STAGES:
-        app.task(name=task_name(stage), bind=True, max_retries=settings.stage_max_retries)(_stage_task(stage))
+        app.task(name=task_name(stage), bind=True, shared=False, max_retries=settings.stage_max_retries)(_stage_task(stage))
     _connect_signals(app, settings)
     return app
 

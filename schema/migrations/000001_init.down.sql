@@ -8,6 +8,7 @@ DROP TABLE IF EXISTS memory_labels;
 DROP TABLE IF EXISTS memories;
 DROP FUNCTION IF EXISTS ibex_guard_category();
 DROP FUNCTION IF EXISTS ibex_project_primary_category();
+DROP FUNCTION IF EXISTS ibex_project_category_of(text, uuid);
 -- Roles are cluster-wide and may be shared by other databases; drop them only when unused.
 DO $$
 BEGIN

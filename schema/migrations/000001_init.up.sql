@@ -80,19 +80,12 @@ CREATE TABLE memory_labels (
 -- The primary category is a projection owned by the database: the label with the highest
 -- confidence (ties broken by label text). Application code never writes memories.category;
 -- the guard trigger below refuses it.
-CREATE FUNCTION ibex_project_primary_category() RETURNS trigger
+CREATE FUNCTION ibex_project_category_of(target_org text, target_id uuid) RETURNS void
 LANGUAGE plpgsql AS $$
 DECLARE
-    target_org text;
-    target_id  uuid;
-    top_label  text;
-    top_conf   double precision;
+    top_label text;
+    top_conf  double precision;
 BEGIN
-    IF TG_OP = 'DELETE' THEN
-        target_org := OLD.org_id; target_id := OLD.memory_id;
-    ELSE
-        target_org := NEW.org_id; target_id := NEW.memory_id;
-    END IF;
     SELECT l.label, l.confidence INTO top_label, top_conf
       FROM memory_labels l
      WHERE l.org_id = target_org AND l.memory_id = target_id
@@ -104,6 +97,20 @@ BEGIN
      WHERE org_id = target_org AND id = target_id
        AND (category IS DISTINCT FROM top_label OR confidence IS DISTINCT FROM top_conf);
     PERFORM set_config('ibex.label_projection', 'off', true);
+END
+$$;
+
+CREATE FUNCTION ibex_project_primary_category() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP IN ('UPDATE', 'DELETE') THEN
+        PERFORM ibex_project_category_of(OLD.org_id, OLD.memory_id);
+    END IF;
+    IF TG_OP IN ('INSERT', 'UPDATE')
+       AND (TG_OP = 'INSERT' OR (NEW.org_id, NEW.memory_id) IS DISTINCT FROM (OLD.org_id, OLD.memory_id)
+            OR NEW.label IS DISTINCT FROM OLD.label OR NEW.confidence IS DISTINCT FROM OLD.confidence) THEN
+        PERFORM ibex_project_category_of(NEW.org_id, NEW.memory_id);
+    END IF;
     RETURN NULL;
 END
 $$;

@@ -30,6 +30,17 @@ class RedisCache:
             return False
         return True
 
+    def evict(self, org_id: str, memory_ids: list[str]) -> bool:
+        """Drop entries whose memory stopped being active (superseded)."""
+        if not memory_ids:
+            return True
+        try:
+            self._client.delete(*(cache_key(org_id, m) for m in memory_ids))
+        except redis.RedisError as exc:
+            log.warning("cache_evict_failed", memories=len(memory_ids), error=type(exc).__name__)
+            return False
+        return True
+
     def get(self, org_id: str, memory_id: str) -> dict[str, Any] | None:
         try:
             raw = self._client.get(cache_key(org_id, memory_id))

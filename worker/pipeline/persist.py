@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pgvector.sqlalchemy import Vector
@@ -37,6 +37,7 @@ class PersistOutcome:
     memory_id: str | None = None
     reroute_to: str | None = None
     cache_entry: dict[str, Any] | None = None
+    cache_evict: list[str] = field(default_factory=list)  # memories this write superseded
 
 
 _LOCK_CORPUS = text(
@@ -154,7 +155,8 @@ def _create(conn: Any, ctx: WriteContext, deps: Any, started: float) -> PersistO
     cache_entry = None if status != "active" else {"memory_id": memory_id, "org_id": ctx.org_id,
                                                    "agent_id": ctx.agent_id, "content": ctx.content,
                                                    "status": status}
-    return PersistOutcome("created", memory_id, cache_entry=cache_entry)
+    return PersistOutcome("created", memory_id, cache_entry=cache_entry,
+                          cache_evict=list(plan.get("supersedes", [])))
 
 
 def _status(ctx: WriteContext, plan: dict[str, Any]) -> str:

@@ -80,10 +80,19 @@ def _guard(stage: str, ctxs: Sequence[WriteContext], deps: Any, report: StageRep
         for ctx in ctxs:
             _fail(ctx, deps, exc, report, stage)
     except TransientError as exc:
-        _release(ctxs, deps, stage)
-        report.retry.extend(ctx.job_id for ctx in ctxs)
-        report.retry_error = exc
-        log.warning("stage_retrying", stage=stage, jobs=len(ctxs), error_code=exc.code)
+        _retry_later(stage, ctxs, deps, report, exc)
+    except Exception as exc:  # a bug or an unmapped library error: bounded by the attempt cap
+        log.error("stage_crashed", stage=stage, jobs=len(ctxs), error=type(exc).__name__)
+        _retry_later(stage, ctxs, deps, report, TransientError(f"stage crashed ({type(exc).__name__})",
+                                                               code="STAGE_CRASHED"))
+
+
+def _retry_later(stage: str, ctxs: Sequence[WriteContext], deps: Any, report: StageReport,
+                 exc: TransientError) -> None:
+    _release(ctxs, deps, stage)
+    report.retry.extend(ctx.job_id for ctx in ctxs)
+    report.retry_error = exc
+    log.warning("stage_retrying", stage=stage, jobs=len(ctxs), error_code=exc.code)
 
 
 def _timed(stage: str, ctxs: Sequence[WriteContext], started: float) -> None:
@@ -131,8 +140,10 @@ def _persist(ctx: WriteContext, deps: Any, report: StageReport) -> None:
              memory_id=outcome.memory_id)
     if deps.metrics is not None:
         deps.metrics.job_finished("succeeded", outcome.outcome, ctx)
-    if outcome.cache_entry is not None and deps.cache is not None:
-        deps.cache.put(outcome.cache_entry)
+    if deps.cache is not None:  # after commit: failures here degrade reads only
+        deps.cache.evict(ctx.org_id, outcome.cache_evict)
+        if outcome.cache_entry is not None:
+            deps.cache.put(outcome.cache_entry)
 
 
 def _advance_to(next_stage: str, ctx: WriteContext, deps: Any, report: StageReport) -> None:

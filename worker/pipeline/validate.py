@@ -20,6 +20,9 @@ from worker.pipeline.context import WriteContext
 
 MAX_LABELS = 5
 _SCOPE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]*$")
+# RFC 3339 date-time: full date, "T", full time with seconds, and a mandatory offset.
+_RFC3339_RE = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$")
+_FIELD_NAME_RE = re.compile(r"[a-z][a-z0-9_]{0,39}")
 _KNOWN_FIELDS = {"org_id", "agent_id", "content", "source", "valid_from", "valid_until",
                  "category", "confidence", "labels", "metadata"}
 
@@ -29,7 +32,7 @@ def validate_request(body: Any, settings: Any) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise ValidationFailed([FieldIssue("body", "must be a JSON object")])
     issues: list[FieldIssue] = []
-    issues += [FieldIssue(name, "unknown field") for name in sorted(set(body) - _KNOWN_FIELDS)]
+    issues += _unknown_fields(set(body) - _KNOWN_FIELDS)
     for name in ("org_id", "agent_id"):
         _check_scope(body.get(name), name, settings.scope_id_max_chars, issues)
     _check_text(body.get("content"), "content", settings.content_max_chars, issues)
@@ -55,12 +58,22 @@ def run(ctx: WriteContext, deps: Any) -> WriteContext:
     return ctx
 
 
+def _unknown_fields(names: set[Any]) -> list[FieldIssue]:
+    """Name an unknown field only when its name is a plain identifier: a client-chosen key
+    is producer text and must not be echoed whatever it holds."""
+    plain = sorted(n for n in names if isinstance(n, str) and _FIELD_NAME_RE.fullmatch(n))
+    issues = [FieldIssue(name, "unknown field") for name in plain]
+    if len(plain) < len(names):
+        issues.append(FieldIssue("body", f"{len(names) - len(plain)} unknown field(s) with unusual names"))
+    return issues
+
+
 def _check_scope(value: Any, name: str, max_chars: int, issues: list[FieldIssue]) -> None:
     if not isinstance(value, str) or not value:
         issues.append(FieldIssue(name, "required, a non-empty string"))
     elif len(value) > max_chars:
         issues.append(FieldIssue(name, f"at most {max_chars} characters"))
-    elif not _SCOPE_RE.match(value):
+    elif not _SCOPE_RE.fullmatch(value):
         issues.append(FieldIssue(name, "letters, digits and . _ : @ - only, starting with a letter or digit"))
 
 
@@ -79,15 +92,18 @@ def _parse_time(value: Any, name: str, issues: list[FieldIssue]) -> datetime | N
     if not isinstance(value, str):
         issues.append(FieldIssue(name, "must be an RFC 3339 timestamp string or null"))
         return None
+    if not _RFC3339_RE.fullmatch(value):
+        issues.append(FieldIssue(name, "must be an RFC 3339 timestamp with seconds and an offset"))
+        return None
+    fraction = re.search(r"\.(\d+)", value)
+    normalised = value.upper().replace("Z", "+00:00")
+    if fraction and len(fraction.group(1)) > 6:  # Python keeps microseconds
+        normalised = normalised.replace(fraction.group(0), "." + fraction.group(1)[:6])
     try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
-    except ValueError:
-        issues.append(FieldIssue(name, "must be an RFC 3339 timestamp"))
+        return datetime.fromisoformat(normalised)
+    except ValueError:  # well-shaped but impossible: month 13, hour 25
+        issues.append(FieldIssue(name, "must be a real date and time"))
         return None
-    if parsed.tzinfo is None or "T" not in value.upper():
-        issues.append(FieldIssue(name, "must be an RFC 3339 timestamp with a time and an offset"))
-        return None
-    return parsed
 
 
 def _iso(value: datetime | None) -> str | None:
@@ -140,7 +156,7 @@ def _check_metadata(metadata: Any, settings: Any, issues: list[FieldIssue]) -> N
         issues.append(FieldIssue("metadata", "must be a JSON object"))
         return
     try:
-        size = len(json.dumps(metadata, separators=(",", ":"), allow_nan=False).encode())
+        size = len(json.dumps(metadata, separators=(",", ":"), allow_nan=False, ensure_ascii=False).encode())
     except (TypeError, ValueError):
         issues.append(FieldIssue("metadata", "must be plain JSON"))
         return

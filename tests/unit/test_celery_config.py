@@ -1,0 +1,28 @@
+"""The Celery app declares at-least-once semantics and routes every stage to its queue."""
+
+from __future__ import annotations
+
+from tests.conftest import make_settings
+from worker.config import STAGES
+from worker.publish import task_name
+from worker.tasks import worker_app
+
+
+def test_delivery_safety_defaults_are_set():
+    settings = make_settings()
+    conf = worker_app(settings).conf
+    assert conf.task_acks_late is True
+    assert conf.task_reject_on_worker_lost is True
+    assert conf.worker_prefetch_multiplier == 1
+    assert conf.task_ignore_result is True and conf.result_backend is None
+    assert conf.task_time_limit < settings.job_lease_seconds < conf.broker_transport_options["visibility_timeout"]
+    assert conf.accept_content == ["json"]
+
+
+def test_every_stage_has_a_task_routed_to_its_configured_queue():
+    settings = make_settings(queue_pii="gpu.pii", queue_embed="gpu.embed")
+    app = worker_app(settings)
+    for stage in STAGES:
+        assert task_name(stage) in app.tasks
+        assert app.conf.task_routes[task_name(stage)] == {"queue": settings.queue_for(stage)}
+    assert {"gpu.pii", "gpu.embed", "ibex.pipeline"} == {q.name for q in app.conf.task_queues}

@@ -6,8 +6,10 @@ from __future__ import annotations
 import base64
 import json
 import re
+import time
 import uuid
 
+import pytest
 import redis
 
 from tests.conftest import (fetch_memory, make_settings, memory, new_scope, query, start_worker,
@@ -292,3 +294,51 @@ def test_analyzer_failure_fails_the_job_and_stores_nothing(infra, engine):
     assert job.stage == "pii"
     for row in _rows_as_text(engine, "memory_write_jobs", org):
         assert _leaks(row, JANE_VALUES) == []
+
+
+def _wait_for_stage(engine, org: str, job_ids: list[str], stage: str, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        rows = query(engine, "SELECT stage FROM memory_write_jobs WHERE org_id = :o", o=org)
+        if len(rows) == len(job_ids) and all(r.stage == stage for r in rows):
+            return
+        time.sleep(0.1)
+    raise TimeoutError(f"jobs did not all reach {stage}: {[r.stage for r in rows]}")
+
+
+def test_an_analyzer_failure_on_one_text_does_not_fail_the_other_jobs_of_its_batch(
+        infra, engine, producer, settings, pipeline):
+    from worker.celery_app import create_app
+    from worker.publish import publish
+    from worker.submit import submit, wait_for_job
+
+    # A parking worker validates and leaves both jobs at stage pii (published to a queue
+    # nobody reads); then one message carries both ids to the analyzing worker, the way the
+    # sweeper re-publishes lost jobs of one stage together. Later stages go to `pipeline`.
+    parked = {"queue_validate": "pii-batch.validate", "queue_pii": "pii-batch.parked"}
+    batch = {"queue_validate": "pii-batch.validate", "queue_pii": "pii-batch.pii"}
+    parked_settings, batch_settings = make_settings(infra, **parked), make_settings(infra, **batch)
+    parked_app, batch_app = create_app(parked_settings), create_app(batch_settings)
+    parker = start_worker(infra, "pii-batch-parker", queues=parked["queue_validate"], **parked)
+    analyzer = None
+    org, agent = new_scope(), new_scope("agent")
+    good = memory(org, agent, "The nightly export runs at 01:30 UTC.")
+    oversized = memory(org, agent, JANE + " " + JANE)
+    try:
+        job_ids = [submit(engine, parked_app, parked_settings, body).job_id for body in (good, oversized)]
+        _wait_for_stage(engine, org, job_ids, "pii")
+        analyzer = start_worker(infra, "pii-batch", queues=batch["queue_pii"], pii_max_chars=100,
+                                stage_max_retries=1, retry_backoff_base=0.05, retry_backoff_cap=0.1, **batch)
+        assert publish(batch_app, batch_settings, "pii", job_ids)
+        views = [wait_for_job(engine, org, job_id, timeout=90) for job_id in job_ids]
+    finally:
+        for proc in (analyzer, parker):
+            if proc is not None:
+                proc.stop()
+        parked_app.close()
+        batch_app.close()
+
+    assert views[1]["status"] == "failed"
+    assert views[1]["error"]["code"] == "PII_ANALYSIS_FAILED"
+    assert (views[0]["status"], views[0]["outcome"]) == ("succeeded", "created"), views[0]["error"]
+    assert fetch_memory(engine, views[0]["memory_id"]).status == "active"

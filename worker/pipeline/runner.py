@@ -61,11 +61,36 @@ def run_stage(stage: str, job_ids: Sequence[str], deps: Any) -> StageReport:
         for ctx in ctxs:
             _guard(stage, [ctx], deps, report, lambda c=ctx: _persist(c, deps, report))
     elif stage in BATCH:
-        _guard(stage, ctxs, deps, report, lambda: _compute_batch(stage, ctxs, deps, report))
+        _run_batch(stage, ctxs, deps, report)
     else:
         for ctx in ctxs:
             _guard(stage, [ctx], deps, report, lambda c=ctx: _compute_one(stage, c, deps, report))
     return report
+
+
+def _run_batch(stage: str, ctxs: list[WriteContext], deps: Any, report: StageReport) -> None:
+    """One model call for the whole batch; if it fails, each job alone, so a bad item fails
+    alone and the others go on. Each job's write-back is guarded on its own."""
+    if not ctxs:
+        return
+    started = time.perf_counter()
+    try:
+        BATCH[stage](ctxs, deps)
+    except Exception as exc:
+        if len(ctxs) == 1:
+            _guard(stage, ctxs, deps, report, lambda: _raise(exc))
+            return
+        log.warning("batch_split", stage=stage, jobs=len(ctxs), error=type(exc).__name__)
+        for ctx in ctxs:
+            _guard(stage, [ctx], deps, report, lambda c=ctx: _compute_batch(stage, [c], deps, report))
+        return
+    _timed(stage, ctxs, started)
+    for ctx in ctxs:
+        _guard(stage, [ctx], deps, report, lambda c=ctx: _advance(stage, c, deps, report))
+
+
+def _raise(exc: BaseException) -> None:
+    raise exc
 
 
 def _guard(stage: str, ctxs: Sequence[WriteContext], deps: Any, report: StageReport, work: Callable[[], None]) -> None:

@@ -24,18 +24,32 @@ from worker.pipeline.context import WriteContext
 _IDS = bindparam("ids", type_=ARRAY(UUID(as_uuid=False)))
 
 _INSERT_JOB = text(
-    "INSERT INTO memory_write_jobs (org_id, agent_id, raw_content, request, idempotency_key, published_at) "
-    "VALUES (:org_id, :agent_id, :raw_content, CAST(:request AS jsonb), :idempotency_key, now()) RETURNING id"
+    "INSERT INTO memory_write_jobs (org_id, agent_id, raw_content, request, idempotency_key, published_at, "
+    "published_queue) VALUES (:org_id, :agent_id, :raw_content, CAST(:request AS jsonb), :idempotency_key, now(), "
+    ":queue) RETURNING id"
 )
 
+_CLAIMABLE = ("stage = :stage AND status IN ('queued', 'running') "
+              "AND (lease_expires_at IS NULL OR lease_expires_at < now())")
+
 _CLAIM = text(
-    """
+    f"""
+    WITH own AS (
+        SELECT id FROM memory_write_jobs
+         WHERE id = ANY(:ids) AND {_CLAIMABLE}
+           FOR UPDATE SKIP LOCKED
+    ), waiting AS (
+        SELECT id FROM memory_write_jobs
+         WHERE {_CLAIMABLE} AND published_queue = :queue AND id <> ALL(:ids)
+         ORDER BY updated_at
+         LIMIT :extra
+           FOR UPDATE SKIP LOCKED
+    )
     UPDATE memory_write_jobs
        SET status = 'running', lease_token = gen_random_uuid(),
            lease_expires_at = now() + make_interval(secs => :lease_seconds),
            attempts = attempts + 1, updated_at = now()
-     WHERE id = ANY(:ids) AND stage = :stage AND status IN ('queued', 'running')
-       AND (lease_expires_at IS NULL OR lease_expires_at < now())
+     WHERE id IN (SELECT id FROM own UNION SELECT id FROM waiting)
     RETURNING *
     """
 ).bindparams(_IDS)
@@ -46,7 +60,8 @@ _SAVE_STAGE = text(
        SET stage = :next_stage, raw_content = :raw_content, context = CAST(:context AS jsonb),
            embedding = :embedding, decisions = CAST(:decisions AS jsonb), timings_ms = CAST(:timings AS jsonb),
            attempts = CASE WHEN :next_stage = stage THEN attempts ELSE 0 END,
-           lease_token = NULL, lease_expires_at = NULL, published_at = now(), updated_at = now()
+           lease_token = NULL, lease_expires_at = NULL, published_at = now(), published_queue = :queue,
+           updated_at = now()
      WHERE org_id = :org_id AND id = :job_id AND lease_token = :lease_token AND status = 'running'
     """
 ).bindparams(bindparam("embedding", type_=Vector(EMBEDDING_DIM)))
@@ -99,19 +114,26 @@ _DROP_CLAIM = text(
 
 
 def insert_job(conn: Any, org_id: str, agent_id: str, raw_content: str, request: dict[str, Any],
-               idempotency_key: str | None) -> str:
+               idempotency_key: str | None, queue: str | None = None) -> str:
+    """``queue``: where the job's first stage will be published (lets deliveries batch it)."""
     return str(conn.execute(_INSERT_JOB, {
         "org_id": org_id, "agent_id": agent_id, "raw_content": raw_content,
-        "request": json.dumps(request), "idempotency_key": idempotency_key}).scalar_one())
+        "request": json.dumps(request), "idempotency_key": idempotency_key, "queue": queue}).scalar_one())
 
 
-def claim(conn: Any, job_ids: Sequence[str], stage: str, lease_seconds: int) -> list[Any]:
-    return list(conn.execute(_CLAIM, {"ids": list(job_ids), "stage": stage, "lease_seconds": lease_seconds}))
+def claim(conn: Any, job_ids: Sequence[str], stage: str, lease_seconds: int, *,
+          queue: str | None = None, extra: int = 0) -> list[Any]:
+    """Lease the given jobs that are still at ``stage`` and unheld, plus up to ``extra`` other
+    jobs waiting for the same stage on the same queue (micro-batching: one delivery, one model
+    call, many writes; their own messages later find them gone and are dropped)."""
+    return list(conn.execute(_CLAIM, {"ids": list(job_ids), "stage": stage, "lease_seconds": lease_seconds,
+                                      "queue": queue, "extra": extra if queue else 0}))
 
 
-def save_stage(conn: Any, ctx: WriteContext, next_stage: str) -> bool:
+def save_stage(conn: Any, ctx: WriteContext, next_stage: str, queue: str | None) -> bool:
     return conn.execute(_SAVE_STAGE, {
         "org_id": ctx.org_id, "job_id": ctx.job_id, "lease_token": ctx.lease_token, "next_stage": next_stage,
+        "queue": queue,
         "raw_content": ctx.raw_content, "context": json.dumps(ctx.context_json()), "embedding": ctx.embedding,
         "decisions": json.dumps(ctx.decisions), "timings": json.dumps(ctx.timings_ms),
     }).rowcount == 1

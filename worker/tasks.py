@@ -49,7 +49,8 @@ def _stage_task(stage: str) -> Any:
 def _run(task: Any, stage: str, job_ids: list[str]) -> None:
     deps = runtime.current()
     try:
-        report = run_stage(stage, job_ids, deps)
+        queue = (task.request.delivery_info or {}).get("routing_key")
+        report = run_stage(stage, job_ids, deps, queue=queue)
     except TransientError as exc:  # could not even claim: retry the whole delivery
         _retry_or_give_up(task, stage, job_ids, exc, deps)
         return

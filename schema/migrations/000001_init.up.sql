@@ -176,6 +176,7 @@ CREATE TABLE memory_write_jobs (
     lease_expires_at timestamptz,
     attempts         integer     NOT NULL DEFAULT 0,
     published_at     timestamptz,
+    published_queue  text,                  -- the queue its current stage was published to
     memory_id        uuid,
     outcome          text,
     result           jsonb,
@@ -200,6 +201,10 @@ CREATE TABLE memory_write_jobs (
 -- The sweeper's scan: unfinished jobs by lease expiry / publish time.
 CREATE INDEX memory_write_jobs_unfinished
     ON memory_write_jobs (lease_expires_at, published_at)
+    WHERE status IN ('queued', 'running');
+-- Micro-batching: a stage delivery also takes jobs waiting for the same stage on its queue.
+CREATE INDEX memory_write_jobs_waiting
+    ON memory_write_jobs (stage, published_queue, updated_at)
     WHERE status IN ('queued', 'running');
 
 CREATE TABLE memory_idempotency_keys (

@@ -34,5 +34,5 @@ def run_batch(ctxs: Sequence[WriteContext], deps: Any) -> list[WriteContext]:
             raise TransientError("embedding has the wrong dimension", code="EMBEDDING_FAILED")
         ctx.embedding = vector
         ctx.embedding_model = deps.embedder.model_name
-        ctx.decide("embed", result="embedded", model=deps.embedder.model_name)
+        ctx.decide("embed", result="embedded", model=deps.embedder.model_name, batch_size=len(todo))
     return list(ctxs)

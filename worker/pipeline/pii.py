@@ -27,11 +27,11 @@ def run_batch(ctxs: Sequence[WriteContext], deps: Any) -> list[WriteContext]:
     if len(outcomes) != len(ctxs):
         raise TransientError("PII analysis returned a wrong number of results", code="PII_ANALYSIS_FAILED")
     for ctx, outcome in zip(ctxs, outcomes):
-        _apply(ctx, outcome, deps)
+        _apply(ctx, outcome, deps, len(ctxs))
     return list(ctxs)
 
 
-def _apply(ctx: WriteContext, outcome: Any, deps: Any) -> None:
+def _apply(ctx: WriteContext, outcome: Any, deps: Any, batch_size: int) -> None:
     ctx.content = outcome.content
     ctx.raw_content = None
     ctx.pii_report = outcome.report
@@ -39,6 +39,6 @@ def _apply(ctx: WriteContext, outcome: Any, deps: Any) -> None:
     ctx.subject_key = outcome.subject_key
     counts = {etype: entry["count"] for etype, entry in outcome.report.get("entities", {}).items()}
     ctx.decide("pii", result=outcome.report.get("status"), entities=counts,
-               quarantine_reasons=ctx.quarantine_reasons)
+               quarantine_reasons=ctx.quarantine_reasons, batch_size=batch_size)
     if deps.metrics is not None:
         deps.metrics.pii_findings(counts)

@@ -45,11 +45,14 @@ class StageReport:
     retry_error: IbexError | None = None
 
 
-def run_stage(stage: str, job_ids: Sequence[str], deps: Any) -> StageReport:
+def run_stage(stage: str, job_ids: Sequence[str], deps: Any, *, queue: str | None = None) -> StageReport:
+    """``queue``: the queue this delivery came from; waiting jobs published there join the
+    batch, up to ``stage_batch_max`` jobs in all."""
     report = StageReport()
+    extra = max(0, deps.settings.stage_batch_max - len(set(job_ids)))
     with maint_tx(deps.engine) as conn:
-        rows = jobs.claim(conn, job_ids, stage, deps.settings.job_lease_seconds)
-    report.dropped = len(set(job_ids)) - len(rows)
+        rows = jobs.claim(conn, job_ids, stage, deps.settings.job_lease_seconds, queue=queue, extra=extra)
+    report.dropped = len(set(job_ids) - {str(row.id) for row in rows})
     ctxs = []
     for row in rows:
         ctx = WriteContext.from_row(row)
@@ -145,7 +148,7 @@ def _advance(stage: str, ctx: WriteContext, deps: Any, report: StageReport) -> N
     next_stage = ctx.next_stage or NEXT_STAGE[stage]
     ctx.next_stage = None
     with tenant_tx(deps.engine, ctx.org_id) as conn:
-        saved = jobs.save_stage(conn, ctx, next_stage)
+        saved = jobs.save_stage(conn, ctx, next_stage, deps.settings.queue_for(next_stage))
     if not saved:
         raise LeaseLost("job lease lost before write-back")
     report.publish[next_stage].append(ctx.job_id)
@@ -173,7 +176,7 @@ def _persist(ctx: WriteContext, deps: Any, report: StageReport) -> None:
 
 def _advance_to(next_stage: str, ctx: WriteContext, deps: Any, report: StageReport) -> None:
     with tenant_tx(deps.engine, ctx.org_id) as conn:
-        if not jobs.save_stage(conn, ctx, next_stage):
+        if not jobs.save_stage(conn, ctx, next_stage, deps.settings.queue_for(next_stage)):
             raise LeaseLost("job lease lost before write-back")
     report.publish[next_stage].append(ctx.job_id)
 

@@ -31,6 +31,9 @@ CREATE TABLE memories (
     valid_until       timestamptz,
     subject_key       text,                             -- derived from redacted text
     embedding         vector(384),
+    -- Sign bits of the embedding: a 48-byte sketch the near-dup search ranks by Hamming
+    -- distance from a covering index before re-ranking the best few exactly.
+    embedding_bits    bit(384) GENERATED ALWAYS AS (binary_quantize(embedding)::bit(384)) STORED,
     embedding_model   text,
     category          text,                             -- projected by trigger from memory_labels
     confidence        double precision,                 -- projected by trigger from memory_labels
@@ -57,9 +60,10 @@ CREATE UNIQUE INDEX memories_content_hash_unique_active
     ON memories (org_id, agent_id, content_hash)
     WHERE status = 'active' AND deleted_at IS NULL;
 
--- Per-agent scans (near-dup exact search, conflict candidates) follow the agent's own corpus.
-CREATE INDEX memories_org_agent_active
-    ON memories (org_id, agent_id)
+-- Per-agent near-dup search: an index-only scan over the agent's active rows reads ids and
+-- sign-bit sketches (no heap access), so its cost barely grows with the agent's corpus.
+CREATE INDEX memories_agent_active_sketch
+    ON memories (org_id, agent_id) INCLUDE (id, embedding_bits)
     WHERE status = 'active' AND deleted_at IS NULL;
 
 CREATE INDEX memories_embedding_hnsw

@@ -2,12 +2,19 @@
 elsewhere) and its pgvector implementation.
 
 ``search`` returns candidates with similarity >= ``min_similarity``, best first. The
-pgvector implementation scans the writing agent's own active rows exactly (a btree on
-``(org_id, agent_id)`` narrows the scan; the MATERIALIZED CTE keeps the planner from
-answering through the global HNSW index, whose filtered search silently misses
-near-duplicates). It takes the top k first and applies the threshold afterwards: a
-threshold in the WHERE clause makes an iterative scan run to its limit when nothing
-matches. Cost follows the agent's corpus; recall is that of an exact search.
+pgvector implementation searches the writing agent's own active rows only, in two steps:
+
+1. coarse: an index-only scan of ``memories_agent_active_sketch`` (key ``(org_id,
+   agent_id)``, carrying each row's id and 384-bit sign sketch) ranks the agent's rows by
+   Hamming distance and keeps the best ``coarse`` ids - no heap access, so the cost barely
+   grows with the agent's corpus;
+2. exact: those rows are re-ranked by true cosine distance and the top ``limit`` returned.
+
+Near-duplicates (cosine > 0.9) differ in few sign bits, so they rank far inside the coarse
+cut; with ``coarse`` >= the agent's corpus the search is exact. The global HNSW index is
+never used here: its filtered search silently misses near-duplicates. The threshold is
+applied after the top k, never in the WHERE clause (an iterative scan with a threshold runs
+to its limit when nothing matches).
 """
 
 from __future__ import annotations
@@ -33,25 +40,30 @@ class VectorStore(Protocol):
                min_similarity: float, limit: int) -> list[Candidate]: ...
 
 
-_EXACT_SCAN = text(
+_SEARCH = text(
     """
-    WITH scoped AS MATERIALIZED (
-        SELECT id, embedding FROM memories
-         WHERE org_id = :org_id AND agent_id = :agent_id
-           AND status = 'active' AND deleted_at IS NULL AND embedding IS NOT NULL
+    WITH coarse AS MATERIALIZED (
+        SELECT id FROM memories
+         WHERE org_id = :org_id AND agent_id = :agent_id AND status = 'active' AND deleted_at IS NULL
+         ORDER BY embedding_bits <~> binary_quantize(CAST(:vector AS vector(384)))::bit(384)
+         LIMIT :coarse
     )
-    SELECT id, 1 - (embedding <=> :vector) AS similarity
-      FROM scoped
-     ORDER BY embedding <=> :vector, id
+    SELECT m.id, 1 - (m.embedding <=> :vector) AS similarity
+      FROM memories m JOIN coarse c ON c.id = m.id
+     WHERE m.org_id = :org_id AND m.embedding IS NOT NULL
+     ORDER BY m.embedding <=> :vector, m.id
      LIMIT :limit
     """
 ).bindparams(bindparam("vector", type_=Vector(EMBEDDING_DIM)))
 
 
 class PgVectorStore:
+    def __init__(self, coarse: int = 64) -> None:
+        self.coarse = coarse
+
     def search(self, conn: Any, org_id: str, agent_id: str, vector: Sequence[float], *,
                min_similarity: float, limit: int) -> list[Candidate]:
-        rows = conn.execute(_EXACT_SCAN, {"org_id": org_id, "agent_id": agent_id,
-                                          "vector": list(vector), "limit": limit})
+        rows = conn.execute(_SEARCH, {"org_id": org_id, "agent_id": agent_id, "vector": list(vector),
+                                      "coarse": max(self.coarse, limit), "limit": limit})
         found = [Candidate(str(row.id), float(row.similarity)) for row in rows]
         return [c for c in found if c.similarity >= min_similarity]

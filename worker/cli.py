@@ -1,4 +1,4 @@
-"""The ``ibex`` command: up, migrate, worker, sweeper, submit, job."""
+"""The ``ibex`` command: up, migrate, worker, sweeper, api, keys, submit, job."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -13,9 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from worker.config import get_settings
+from worker.escalations.cli import register as register_escalations
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Any]]:
+    """The argument parser and the handler of each subcommand."""
     parser = argparse.ArgumentParser(prog="ibex", description="IBEX memory write worker")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("up", help="run the whole stack in the foreground (embedded PostgreSQL and Redis by default)")
@@ -27,12 +30,34 @@ def main(argv: list[str] | None = None) -> int:
     wrk.add_argument("--concurrency", type=int, default=None)
     wrk.add_argument("--hostname", default=None)
     sub.add_parser("sweeper", help="re-publish jobs whose message was lost")
+    sub.add_parser("flower", help="run Flower on the broker (basic auth required; IBEX_FLOWER_*)")
+    api = sub.add_parser("api", help="run the HTTP API (uvicorn)")
+    api.add_argument("--host", default=None, help="default: IBEX_API_HOST")
+    api.add_argument("--port", type=int, default=None, help="default: IBEX_API_PORT")
+    _keys_parser(sub.add_parser("keys", help="create, list or revoke API keys"))
     _submit_parser(sub.add_parser("submit", help="submit one memory and print the job"))
     job = sub.add_parser("job", help="print a job as JSON")
     job.add_argument("job_id")
     job.add_argument("--org", required=True)
+    return parser, {**COMMANDS, **register_escalations(sub)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser, commands = build_parser()
     args = parser.parse_args(argv)
-    return int(COMMANDS[args.command](args) or 0)
+    return int(commands[args.command](args) or 0)
+
+
+def _keys_parser(p: argparse.ArgumentParser) -> None:
+    keys = p.add_subparsers(dest="keys_command", required=True)
+    create = keys.add_parser("create", help="create a key and print it (shown once: only its hash is stored)")
+    create.add_argument("--org", required=True)
+    create.add_argument("--agents", default=None, help="comma-separated agents; default: every agent of the org")
+    create.add_argument("--description", default=None)
+    listing = keys.add_parser("list", help="list keys: id, org, visible prefix, agents, revocation")
+    listing.add_argument("--org", default=None)
+    revoke = keys.add_parser("revoke", help="revoke a key by its id")
+    revoke.add_argument("key_id")
 
 
 def _submit_parser(p: argparse.ArgumentParser) -> None:
@@ -104,6 +129,56 @@ def cmd_sweeper(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_flower(args: argparse.Namespace) -> int:
+    """Flower on the broker, with basic auth from IBEX_FLOWER_BASIC_AUTH (never on argv, where
+    `ps` would show it). Task arguments it displays are job ids only."""
+    settings = get_settings()
+    auth = settings.flower_basic_auth.get_secret_value()
+    if ":" not in auth:
+        print("ibex flower: set IBEX_FLOWER_BASIC_AUTH=user:password; Flower never runs without auth",
+              file=sys.stderr)
+        return 2
+    env = {**os.environ, "FLOWER_BASIC_AUTH": auth, "FLOWER_PERSISTENT": "False", "FLOWER_PURGE_OFFLINE_WORKERS": "60"}
+    argv = [sys.executable, "-m", "celery", "--broker", settings.redis_url, "flower",
+            f"--address={settings.flower_address}", f"--port={settings.flower_port}"]
+    os.execve(sys.executable, argv, env)
+    return 0  # not reached
+
+
+def cmd_api(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    _init_logging()
+    settings = get_settings()
+    # The factory builds the app (and configures logging) in each uvicorn process.
+    uvicorn.run("api.app:factory", factory=True, host=args.host or settings.api_host,
+                port=args.port or settings.api_port, workers=settings.api_workers, log_config=None,
+                access_log=False, server_header=False, timeout_graceful_shutdown=10)
+    return 0
+
+
+def cmd_keys(args: argparse.Namespace) -> int:
+    from worker import apikeys
+    from worker.db import get_engine
+
+    engine = get_engine(get_settings().database_url)
+    if args.keys_command == "create":
+        agents = [a.strip() for a in args.agents.split(",") if a.strip()] if args.agents else None
+        try:
+            key, record = apikeys.create(engine, args.org, agents, args.description)
+        except ValueError as exc:
+            raise SystemExit(f"ibex keys create: {exc}") from None
+        print(json.dumps({**record, "key": key}, indent=2))
+        print("The key is shown once; only its SHA-256 is stored.", file=sys.stderr)
+        return 0
+    if args.keys_command == "list":
+        print(json.dumps(apikeys.list_keys(engine, args.org), indent=2))
+        return 0
+    revoked = apikeys.revoke(engine, args.key_id)
+    print(json.dumps({"id": args.key_id, "revoked": revoked}))
+    return 0 if revoked else 1
+
+
 def _request_body(args: argparse.Namespace) -> dict[str, Any]:
     body: dict[str, Any] = {"org_id": args.org, "agent_id": args.agent, "source": args.source, "content": args.content}
     for name in ("valid_from", "valid_until", "category", "confidence"):
@@ -168,9 +243,13 @@ def cmd_up(args: argparse.Namespace) -> int:
         return 3
 
 
+DEV_ORG = "acme"  # the org of the development API key `ibex up` creates
+
+
 class _Stack:
     """Embedded PostgreSQL + Redis (unless IBEX_DATABASE_URL / IBEX_REDIS_URL point elsewhere),
-    migrations, a worker on every queue and the sweeper, in the foreground until Ctrl-C."""
+    migrations, a worker on every queue and the sweeper, in the foreground until Ctrl-C.
+    Also the HTTP API; in development, an API key created (or reused) and printed."""
 
     def __init__(self, settings: Any) -> None:
         self.settings = settings
@@ -178,6 +257,8 @@ class _Stack:
         self.children: list[subprocess.Popen[bytes]] = []
         self.services: list[Any] = []
         self.stopping = False
+        self.api_url = ""
+        self.dev_key: str | None = None
 
     def run(self) -> int:
         from worker import migrate
@@ -189,6 +270,7 @@ class _Stack:
         try:
             env = self._start_infrastructure()
             migrate.up(env["IBEX_DATABASE_URL"])
+            self.dev_key = self._dev_api_key(env["IBEX_DATABASE_URL"])
             self._start_processes(env)
             self._announce(env)
             return self._supervise()
@@ -221,6 +303,75 @@ class _Stack:
         cli = [sys.executable, "-m", "worker.cli"]
         for name in ("worker", "sweeper"):
             self.children.append(subprocess.Popen([*cli, name], env=env, start_new_session=True))
+        self.escalation_worker = subprocess.Popen([*cli, "escalations", "run"], env=env, start_new_session=True)
+        self.children.append(self.escalation_worker)
+        self._start_api(cli, env)
+        self._start_flower(cli, env)
+
+    def _start_flower(self, cli: list[str], env: dict[str, str]) -> None:
+        """Flower on localhost with basic auth: the configured credentials, or in development a
+        generated pair kept in <data_dir>/flower-auth (mode 0600)."""
+        auth = (self.settings.flower_basic_auth.get_secret_value()
+                or self._dev_secret("flower-auth", lambda: f"ibex:{_token()}"))
+        port = self.settings.flower_port
+        if "IBEX_FLOWER_PORT" not in os.environ and not _port_free(self.settings.flower_address, port):
+            port = _port_free(self.settings.flower_address, 0) or port
+        self.flower_url = f"http://{self.settings.flower_address}:{port}"
+        self.flower_user = auth.split(":", 1)[0]
+        self.flower_auth = auth
+        self.flower_process = subprocess.Popen(
+            [*cli, "flower"], env={**env, "IBEX_FLOWER_BASIC_AUTH": auth, "IBEX_FLOWER_PORT": str(port)},
+            start_new_session=True)
+        self.children.append(self.flower_process)
+
+    def _dev_secret(self, name: str, make: Any) -> str:
+        path = self.root / name
+        if path.exists():
+            return path.read_text().strip()
+        value = make()
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(value + "\n")
+        return value
+
+    def _start_api(self, cli: list[str], env: dict[str, str]) -> None:
+        port = self._api_port()
+        self.api_url = f"http://{self.settings.api_host}:{port}"
+        self.api_process = subprocess.Popen([*cli, "api"], env={**env, "IBEX_API_PORT": str(port)},
+                                            start_new_session=True)
+        self.children.append(self.api_process)
+
+    def _api_port(self) -> int:
+        """IBEX_API_PORT when set explicitly or free; otherwise a free port (a second stack
+        on another data folder must not fail on the default)."""
+        port = self.settings.api_port
+        if "IBEX_API_PORT" in os.environ or _port_free(self.settings.api_host, port):
+            return port
+        return _port_free(self.settings.api_host, 0) or port
+
+    def _dev_api_key(self, database_url: str) -> str | None:
+        """Development only: the key kept in <data_dir>/dev-api-key (mode 0600) if it is still
+        valid, else a new one for org ``acme`` and every agent."""
+        if self.settings.environment != "development":
+            return None
+        from worker import apikeys
+        from worker.db import make_engine
+
+        path = self.root / "dev-api-key"
+        engine = make_engine(database_url, pool_size=1)
+        try:
+            if path.exists():
+                key = path.read_text().strip()
+                if apikeys.verify(engine, key) is not None:
+                    return key
+            key, _ = apikeys.create(engine, DEV_ORG, None, "development key created by ibex up")
+        finally:
+            engine.dispose()
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(key + "\n")
+        path.chmod(0o600)
+        return key
 
     def _announce(self, env: dict[str, str]) -> None:
         print("\nIBEX stack is up", flush=True)
@@ -228,8 +379,21 @@ class _Stack:
         print(f"  Redis       {_redact_url(env['IBEX_REDIS_URL'])}", flush=True)
         print(f"  worker      pid {self.children[0].pid}, queues {','.join(self.settings.all_queues)}", flush=True)
         print(f"  sweeper     pid {self.children[1].pid}", flush=True)
+        print(f"  escalations pid {self.escalation_worker.pid}, classifier {self.settings.escalation_classifier}",
+              flush=True)
+        print(f"  API         {self.api_url}  (docs {self.api_url}/docs), pid {self.api_process.pid}", flush=True)
+        print(f"  Flower      {self.flower_url}  (user {self.flower_user}, password in "
+              f"{self.root / 'flower-auth'} or IBEX_FLOWER_BASIC_AUTH), pid {self.flower_process.pid}", flush=True)
+        if self.dev_key:
+            print(f"  API key     {self.dev_key}  (org {DEV_ORG}, every agent; kept in "
+                  f"{self.root / 'dev-api-key'})", flush=True)
         print("  try:  ibex submit --org acme --agent support-bot --source chat "
               "--content 'User prefers Python for data work' --wait 30", flush=True)
+        if self.dev_key:
+            print(f"   or:  curl -s {self.api_url}/v1/memories -H 'Authorization: Bearer {self.dev_key}' "
+                  "-H 'Prefer: wait=30' -H 'Content-Type: application/json' -d '{\"org_id\": \"acme\", "
+                  "\"agent_id\": \"support-bot\", \"source\": \"chat\", \"content\": \"User prefers Python "
+                  "for data work\"}'", flush=True)
         print("  Ctrl-C stops everything.\n", flush=True)
 
     def _supervise(self) -> int:
@@ -262,6 +426,22 @@ class _Stack:
             service.stop()
 
 
+def _token() -> str:
+    import secrets
+
+    return secrets.token_urlsafe(18)
+
+
+def _port_free(host: str, port: int) -> int:
+    """``port`` (or, for 0, some free port) if it can be bound on ``host`` now, else 0."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return 0
+        return int(sock.getsockname()[1])
+
+
 def _redact_url(url: str) -> str:
     import re
 
@@ -269,7 +449,7 @@ def _redact_url(url: str) -> str:
 
 
 COMMANDS = {"up": cmd_up, "migrate": cmd_migrate, "worker": cmd_worker, "sweeper": cmd_sweeper,
-            "submit": cmd_submit, "job": cmd_job}
+            "flower": cmd_flower, "api": cmd_api, "keys": cmd_keys, "submit": cmd_submit, "job": cmd_job}
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -11,7 +11,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 STAGES = ("validate", "pii", "exact_dedup", "embed", "near_dedup", "conflict", "labels", "persist")
@@ -32,6 +32,12 @@ DEFAULT_PII_ENTITIES = (
 
 CommaList = Annotated[tuple[str, ...], NoDecode]
 
+# Substrings that mark a secret nobody filled in (the env examples use them).
+_PLACEHOLDER_MARKERS = ("change-me", "changeme", "placeholder", "example-secret")
+
+# Longest wait between two attempts of one chat-completions call (jittered, exponential).
+OPENAI_RETRY_BACKOFF_CAP_SECONDS = 2.0
+
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="IBEX_", extra="ignore", frozen=True)
@@ -50,6 +56,7 @@ class Settings(BaseSettings):
     memory_dedup_exact_enabled: bool = True
     memory_conflict_detection_enabled: bool = True
     near_duplicate_candidate_limit: int = Field(10, ge=1, le=100)  # top-k before the threshold
+    near_duplicate_coarse_candidates: int = Field(64, ge=1, le=10000)  # sketch-ranked rows re-ranked exactly
 
     # --- PII ---
     pii_redaction_threshold: float = Field(0.70, ge=0.0, le=1.0)
@@ -93,19 +100,56 @@ class Settings(BaseSettings):
     sweeper_interval_seconds: float = Field(5.0, gt=0)
     republish_after_seconds: float = Field(30.0, gt=0)  # unclaimed published job considered lost
     worker_concurrency: int = Field(2, ge=1)
+    # Micro-batching: a stage delivery also takes jobs waiting on its queue, up to this many
+    # in all (one model call, one hop for many writes); 1 switches batching off.
+    stage_batch_max: int = Field(32, ge=1, le=512)
 
     # --- idempotency ---
     idempotency_lease_seconds: int = Field(300, ge=1)
+
+    # --- HTTP API (`ibex api`) ---
+    api_host: str = "127.0.0.1"  # address the API binds
+    api_port: int = Field(8080, ge=1, le=65535)  # `ibex up` picks a free port when this one is taken
+    api_db_pool_size: int = Field(10, ge=1, le=100)  # pooled PostgreSQL connections per API process
+    api_workers: int = Field(1, ge=1, le=64)  # uvicorn processes of `ibex api`; >1 wants PROMETHEUS_MULTIPROC_DIR
+    max_request_bytes: int = Field(2 * 1024 * 1024, ge=1024)  # larger bodies answer 413 unread
+    prefer_wait_max: int = Field(30, ge=0, le=30)  # cap on `Prefer: wait=N`, seconds
+    backlog_limit: int = Field(10000, ge=1)  # unfinished jobs (all orgs) at which writes answer 429
+    backlog_cache_seconds: float = Field(1.0, ge=0)  # how long one backlog count is reused in-process
+    backpressure_retry_after_seconds: int = Field(5, ge=1)  # Retry-After of a 429 BACKPRESSURE
+    unavailable_retry_after_seconds: int = Field(2, ge=1)  # Retry-After of a 503 (database down)
+    publish_timeout_seconds: float = Field(1.0, gt=0)  # the API's broker timeouts: a down Redis costs a write ~1 s
 
     # --- read cache (after commit; failures degrade reads only) ---
     cache_enabled: bool = True
     cache_ttl_seconds: int = Field(3600, ge=1)
 
+    # --- escalation worker (`ibex escalations run`) ---
+    escalation_classifier: Literal["rules", "openai"] = "rules"  # which ConflictClassifier decides
+    escalation_openai_base_url: str = ""  # OpenAI-compatible API root, e.g. http://127.0.0.1:8000/v1
+    escalation_openai_model: str = ""  # model name sent in the chat-completions request
+    escalation_openai_api_key: SecretStr = SecretStr("")  # bearer key; empty sends none; never logged
+    escalation_openai_timeout_seconds: float = Field(20.0, gt=0)  # per HTTP attempt
+    escalation_openai_retries: int = Field(2, ge=0, le=10)  # extra attempts on timeout, 429 or 5xx
+    escalation_batch_size: int = Field(10, ge=1, le=1000)  # escalations claimed per poll
+    escalation_lease_seconds: int = Field(120, ge=1)  # a claim's lease, renewed per item; must outlast one classification
+    escalation_max_attempts: int = Field(5, ge=1)  # failed attempts before an escalation goes dead
+    escalation_idle_backoff_min_seconds: float = Field(0.5, gt=0)  # first wait when nothing is pending
+    escalation_idle_backoff_max_seconds: float = Field(10.0, gt=0)  # idle waits double up to this
+    escalation_org_ids: CommaList = ()  # poll only these orgs (empty: every org)
+
+    # --- operations: Flower and worker metrics ---
+    flower_address: str = "127.0.0.1"  # Flower binds here; keep it on localhost (or behind a proxy)
+    flower_port: int = Field(5555, ge=1, le=65535)
+    flower_basic_auth: SecretStr = SecretStr("")  # "user:password"; Flower refuses to start without it
+    worker_metrics_host: str = "127.0.0.1"  # `ibex worker` serves /metrics for its pool processes here
+    worker_metrics_port: int = Field(0, ge=0, le=65535)  # 0: no endpoint (the API's /metrics covers one host)
+
     # --- logging ---
     log_format: Literal["json", "console"] = "console"
     log_level: str = "INFO"
 
-    @field_validator("pii_entities", "pii_disallowed_entities", mode="before")
+    @field_validator("pii_entities", "pii_disallowed_entities", "escalation_org_ids", mode="before")
     @classmethod
     def _split_commas(cls, value: object) -> object:
         if isinstance(value, str):
@@ -122,7 +166,36 @@ class Settings(BaseSettings):
             raise ValueError("task_soft_time_limit must be below task_time_limit")
         if self.environment == "production" and self.log_format != "json":
             raise ValueError("production logs must be JSON (IBEX_LOG_FORMAT=json)")
+        self._check_escalation_worker()
+        if self.environment == "production":
+            self._check_production_secrets()
         return self
+
+    def _check_production_secrets(self) -> None:
+        """Production refuses development placeholders and an unauthenticated Flower."""
+        auth = self.flower_basic_auth.get_secret_value()
+        if ":" not in auth or not auth.split(":", 1)[1]:
+            raise ValueError("production needs IBEX_FLOWER_BASIC_AUTH as user:password")
+        for name, value in (("IBEX_FLOWER_BASIC_AUTH", auth), ("IBEX_DATABASE_URL", self.database_url),
+                            ("IBEX_REDIS_URL", self.redis_url)):
+            if any(marker in value.lower() for marker in _PLACEHOLDER_MARKERS):
+                raise ValueError(f"{name} still holds a placeholder secret")
+
+    def _check_escalation_worker(self) -> None:
+        if self.escalation_idle_backoff_min_seconds > self.escalation_idle_backoff_max_seconds:
+            raise ValueError("escalation_idle_backoff_min_seconds must not exceed escalation_idle_backoff_max_seconds")
+        if self.escalation_classifier == "openai":
+            if not self.escalation_openai_base_url.startswith(("http://", "https://")):
+                raise ValueError("the openai classifier needs IBEX_ESCALATION_OPENAI_BASE_URL (http or https)")
+            if not self.escalation_openai_model:
+                raise ValueError("the openai classifier needs IBEX_ESCALATION_OPENAI_MODEL")
+        # One classification, every attempt timing out plus the waits between them, must end
+        # before the claim's lease does, or a second poller could take the item over meanwhile.
+        worst_case = (self.escalation_openai_timeout_seconds * (self.escalation_openai_retries + 1)
+                      + OPENAI_RETRY_BACKOFF_CAP_SECONDS * self.escalation_openai_retries)
+        if self.escalation_classifier == "openai" and worst_case >= self.escalation_lease_seconds:
+            raise ValueError("escalation_lease_seconds must exceed escalation_openai_timeout_seconds x "
+                             "(escalation_openai_retries + 1) plus the waits between attempts")
 
     def queue_for(self, stage: str) -> str:
         return getattr(self, f"queue_{stage}")

@@ -8,7 +8,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from prometheus_client import Counter, Histogram
+from prometheus_client import Counter, Gauge, Histogram
 
 
 class Metrics:
@@ -21,6 +21,14 @@ class Metrics:
         self.jobs = Counter("ibex_jobs_finished_total", "Finished jobs", ["status", "outcome"])
         self.pii = Counter("ibex_pii_findings_total", "PII findings by entity type", ["entity_type"])
         self.embedded = Counter("ibex_embedding_texts_total", "Texts sent to the embedding model")
+        # Escalation worker. The backlog is counted by one query; in multiprocess mode the most
+        # recent value of a live process wins, so several pollers do not add up.
+        self.escalation_backlog = Gauge("ibex_memory_conflict_escalations", "Escalations not yet resolved, by status",
+                                        ["status"], multiprocess_mode="livemostrecent")
+        self.escalation_failures = Counter("ibex_memory_conflict_escalation_failures_total",
+                                           "Failed escalation attempts by error code", ["code"])
+        self.escalations_dead = Counter("ibex_memory_conflict_escalations_dead_total",
+                                        "Escalations given up after their last attempt")
 
     def stage_completed(self, stage: str, seconds: float) -> None:
         self.stage_seconds.labels(stage=stage).observe(seconds)
@@ -31,6 +39,23 @@ class Metrics:
 
     def embedding_calls(self, texts: int) -> None:
         self.embedded.inc(texts)
+
+    def conflict_decided(self, outcome: str) -> None:
+        """An escalation decided (supersedes, contradicts, compatible or needs_review)."""
+        self.conflicts.labels(outcome=outcome).inc()
+
+    def llm_call(self) -> None:
+        """A classifier request that reached a model and got its answer (2xx)."""
+        self.llm_calls.inc()
+
+    def escalation_failed(self, code: str, *, dead: bool) -> None:
+        self.escalation_failures.labels(code=code).inc()
+        if dead:
+            self.escalations_dead.inc()
+
+    def escalation_backlog_counts(self, counts: dict[str, int]) -> None:
+        for status, count in counts.items():
+            self.escalation_backlog.labels(status=status).set(count)
 
     def job_finished(self, status: str, outcome: str | None, ctx: Any) -> None:
         self.jobs.labels(status=status, outcome=outcome or "none").inc()

@@ -4,17 +4,27 @@ transaction), then publish the job id. The HTTP API and ``ibex submit`` both cal
 
 from __future__ import annotations
 
+import re
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import text
+from sqlalchemy import bindparam, text
+from sqlalchemy.dialects.postgresql import ARRAY, TEXT
 
 from worker import jobs
 from worker.db import tenant_tx
-from worker.errors import IdempotencyConflict, IdempotencyInProgress
+from worker.errors import (FieldIssue, IbexError, IdempotencyConflict, IdempotencyInProgress, TransientError,
+                           ValidationFailed)
 from worker.pipeline.validate import validate_request
 from worker.publish import publish
+
+# 1-255 visible ASCII characters; the ledger's CHECK constraint says the same.
+IDEMPOTENCY_KEY_RE = re.compile(r"^[\x21-\x7e]{1,255}$")
+_CLAIM_ATTEMPTS = 3
+_PLAIN_FIELD = re.compile(r"[a-z][a-z0-9_]{0,39}")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 _FIND_CLAIM = text(
     "SELECT fingerprint, job_id, state, response_status, response_body, "
@@ -46,30 +56,90 @@ class Submission:
 
 
 def submit(engine: Any, app: Any, settings: Any, body: dict[str, Any],
-           idempotency_key: str | None = None) -> Submission:
+           idempotency_key: str | None = None, *, admit: Callable[[], None] | None = None) -> Submission:
     """Raises ``ValidationFailed``, ``IdempotencyConflict``, ``IdempotencyInProgress`` or
-    ``TransientError`` (database unavailable: nothing published)."""
-    request = validate_request(body, settings)
-    for _ in range(3):  # a concurrent first claim of the same key: re-read it
-        try:
-            submission = _record(engine, settings, body, request, idempotency_key)
-            break
-        except _ClaimRace:
-            continue
-    else:
-        raise IdempotencyInProgress("", 1)
+    ``TransientError`` (database unavailable: nothing published), or whatever ``admit``
+    raises: it runs only when a new job is about to be inserted."""
+    submission = record(engine, settings, body, idempotency_key, admit=admit)
     if not submission.replayed:
         submission.published = publish(app, settings, "validate", [submission.job_id])
     return submission
 
 
+def submit_many(engine: Any, app: Any, settings: Any, items: Sequence[tuple[dict[str, Any], str | None]], *,
+                admit: Callable[[], None] | None = None) -> list[Submission | IbexError]:
+    """Each item in its own transaction (a failing item fails alone), then one message for
+    every new job: the validate stage takes a list of ids, so a batch travels as one."""
+    results: list[Submission | IbexError] = []
+    for body, key in items:
+        try:
+            results.append(record(engine, settings, body, key, admit=admit))
+        except IbexError as exc:
+            results.append(exc)
+    fresh = [r for r in results if isinstance(r, Submission) and not r.replayed]
+    published = publish(app, settings, "validate", [r.job_id for r in fresh])
+    for submission in fresh:
+        submission.published = published
+    return results
+
+
+def record(engine: Any, settings: Any, body: dict[str, Any], idempotency_key: str | None = None, *,
+           admit: Callable[[], None] | None = None) -> Submission:
+    """Validate, then claim the key and insert the job row in one transaction. Publishes
+    nothing: a process that dies right after this leaves a durable job for the sweeper."""
+    request = validate_request(body, settings)
+    check_storable(body)
+    check_idempotency_key(idempotency_key)
+    for _ in range(_CLAIM_ATTEMPTS):  # a concurrent first claim of the same key: re-read it
+        try:
+            return _record(engine, settings, body, request, idempotency_key, admit)
+        except _ClaimRace:
+            continue
+    # The claim appeared and vanished again between reads (a released claim): unknown state.
+    raise TransientError("the idempotency key's claim kept changing; retry", code="IDEMPOTENCY_UNAVAILABLE")
+
+
+def check_storable(body: dict[str, Any]) -> None:
+    """PostgreSQL text and jsonb refuse NUL characters and UTF-8 cannot carry an unpaired
+    surrogate: refuse both anywhere in the body (labels, metadata, keys) as a 422 rather than
+    letting the insert fail. Iterative, so a deeply nested document cannot exhaust the stack."""
+    bad = sorted({name if _PLAIN_FIELD.fullmatch(name) else "body"
+                  for name, value in body.items() if not _storable(name) or not _storable(value)})
+    if bad:
+        raise ValidationFailed([FieldIssue(name, "must not contain NUL characters or unpaired surrogates")
+                                for name in bad])
+
+
+def _storable(value: Any) -> bool:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if "\x00" in item or _SURROGATE.search(item):
+                return False
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return True
+
+
+def check_idempotency_key(key: str | None, field: str = "idempotency_key") -> None:
+    if key is not None and not IDEMPOTENCY_KEY_RE.fullmatch(key):
+        raise ValidationFailed([FieldIssue(field, "1 to 255 visible ASCII characters")])
+
+
 def _record(engine: Any, settings: Any, body: dict[str, Any], request: dict[str, Any],
-            key: str | None) -> Submission:
+            key: str | None, admit: Callable[[], None] | None) -> Submission:
     org_id, agent_id = request["org_id"], request["agent_id"]
     fields = {k: v for k, v in request.items() if k not in ("org_id", "agent_id", "content")}
     with tenant_tx(engine, org_id) as conn:
         if key is None:
-            return Submission(jobs.insert_job(conn, org_id, agent_id, request["content"], fields, None))
+            if admit is not None:
+                admit()
+            return Submission(jobs.insert_job(conn, org_id, agent_id, request["content"], fields, None,
+                                              queue=settings.queue_validate))
         scope = {"org_id": org_id, "agent_id": agent_id, "key": key}
         claim = conn.execute(_FIND_CLAIM, scope).first()
         fingerprint = jobs.fingerprint(body)
@@ -77,7 +147,10 @@ def _record(engine: Any, settings: Any, body: dict[str, Any], request: dict[str,
             replay = _existing_claim(claim, fingerprint)
             if replay is not None:
                 return replay
-        job_id = jobs.insert_job(conn, org_id, agent_id, request["content"], fields, key)
+        if admit is not None:
+            admit()
+        job_id = jobs.insert_job(conn, org_id, agent_id, request["content"], fields, key,
+                                 queue=settings.queue_validate)
         lease = {"job_id": job_id, "lease": settings.idempotency_lease_seconds}
         if claim is not None:  # lease expired: its job was lost; take the key over
             conn.execute(_TAKE_OVER_CLAIM, {**scope, **lease})
@@ -99,14 +172,17 @@ def _existing_claim(claim: Any, fingerprint: str) -> Submission | None:
 
 _JOB_VIEW = text(
     "SELECT id, status, stage, attempts, result, error, decisions, timings_ms, created_at, finished_at, "
-    "memory_id, outcome FROM memory_write_jobs WHERE org_id = :org_id AND id = :job_id"
-)
+    "memory_id, outcome FROM memory_write_jobs WHERE org_id = :org_id AND id = CAST(:job_id AS uuid) "
+    "AND (CAST(:agents AS text[]) IS NULL OR agent_id = ANY(:agents))"
+).bindparams(bindparam("agents", type_=ARRAY(TEXT)))
 
 
-def job_view(engine: Any, org_id: str, job_id: str) -> dict[str, Any] | None:
-    """The job in the shape of ``GET /v1/jobs/{job_id}``."""
+def job_view(engine: Any, org_id: str, job_id: str, agents: Sequence[str] | None = None) -> dict[str, Any] | None:
+    """The job in the shape of ``GET /v1/jobs/{job_id}``; None when it is not the org's (or,
+    with ``agents``, not one of those agents')."""
+    params = {"org_id": org_id, "job_id": job_id, "agents": list(agents) if agents is not None else None}
     with tenant_tx(engine, org_id) as conn:
-        row = conn.execute(_JOB_VIEW, {"org_id": org_id, "job_id": job_id}).first()
+        row = conn.execute(_JOB_VIEW, params).first()
     if row is None:
         return None
     return {
@@ -126,3 +202,60 @@ def wait_for_job(engine: Any, org_id: str, job_id: str, timeout: float, poll: fl
             return view
         time.sleep(min(poll, max(0.0, deadline - time.monotonic())))
         poll = min(poll * 1.5, 0.5)
+
+
+# ---------------------------------------------------------------- final answers
+
+_FINAL = text(
+    """
+    SELECT j.status, j.outcome, j.result, j.error, j.idempotency_key,
+           k.state AS claim_state, k.response_status, k.response_body
+      FROM memory_write_jobs j
+      LEFT JOIN memory_idempotency_keys k
+             ON k.org_id = j.org_id AND k.agent_id = j.agent_id AND k.key = j.idempotency_key AND k.job_id = j.id
+     WHERE j.org_id = :org_id AND j.id = CAST(:job_id AS uuid)
+    """
+)
+
+
+@dataclass(frozen=True)
+class FinalAnswer:
+    """What a producer waiting for a job is told: an HTTP status and body. 201 and 409
+    ``DUPLICATE_CONTENT`` come from the job (or, for a keyed write, the ledger, which persist
+    finalised in the same transaction); 422 is a permanent failure; 503 is never final."""
+
+    status: int
+    body: dict[str, Any]
+
+
+def final_answer(engine: Any, org_id: str, job_id: str) -> FinalAnswer | None:
+    """None while the job is unfinished (or unknown)."""
+    with tenant_tx(engine, org_id) as conn:
+        row = conn.execute(_FINAL, {"org_id": org_id, "job_id": job_id}).first()
+    if row is None or row.status not in ("succeeded", "failed"):
+        return None
+    if row.idempotency_key is not None:
+        return _keyed_answer(row, job_id)
+    if row.status == "succeeded":
+        return FinalAnswer(201 if row.outcome == "created" else 409, row.result)
+    return _failure_answer(row.error or {}, job_id)
+
+
+def _keyed_answer(row: Any, job_id: str) -> FinalAnswer:
+    if row.claim_state == "completed":
+        return FinalAnswer(row.response_status, row.response_body)
+    if row.status == "succeeded":  # the memory committed but this job does not hold a final claim
+        return FinalAnswer(503, {"error": {"code": "IDEMPOTENCY_UNAVAILABLE",
+                                           "message": "the write finished but its idempotency key holds no final "
+                                                      "answer for it; retry with the same key"},
+                                 "job_id": job_id})
+    return _failure_answer(row.error or {}, job_id)  # a transient failure released the key
+
+
+def _failure_answer(error: dict[str, Any], job_id: str) -> FinalAnswer:
+    """Validation failures are permanent (422); anything else failed after its retries and
+    is worth submitting again (503, never stored as the key's final answer)."""
+    if error.get("code") == "VALIDATION_ERROR":
+        return FinalAnswer(422, {"error": error, "job_id": job_id})
+    message = f"the write failed ({error.get('code', 'UNKNOWN')}); nothing was stored, submit it again"
+    return FinalAnswer(503, {"error": {"code": "UNAVAILABLE", "message": message}, "job_id": job_id})

@@ -1,0 +1,106 @@
+"""Operations: ``/healthz`` (the process answers), ``/readyz`` (PostgreSQL and Redis
+reachable, migrations current) and ``/metrics`` (Prometheus text format). No key needed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import structlog
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse, Response
+from sqlalchemy import text
+
+from api.deps import api_state, blocking
+from api.errors import request_id_of
+from api.metrics import exposition
+from api.openapi import error_responses
+from api.schemas import Health, Readiness
+from worker.migrate import discover
+
+log = structlog.get_logger("ibex.api")
+
+_MIGRATION_VERSION = text("SELECT version, dirty FROM schema_migrations LIMIT 1")
+
+
+def router() -> APIRouter:
+    r = APIRouter(tags=["operations"])
+    r.add_api_route("/healthz", healthz, methods=["GET"], response_model=Health, operation_id="healthz",
+                    summary="The process is up")
+    r.add_api_route("/readyz", readyz, methods=["GET"], response_model=Readiness, operation_id="readyz",
+                    summary="PostgreSQL and Redis reachable, migrations current",
+                    responses={503: error_responses(503)[503]})
+    r.add_api_route("/metrics", metrics, methods=["GET"], response_class=Response, operation_id="metrics",
+                    summary="Prometheus metrics",
+                    responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}}}})
+    return r
+
+
+async def healthz() -> dict[str, str]:
+    return {"status": "ok"}
+
+
+async def readyz(request: Request) -> Any:
+    state = api_state(request)
+    checks = {"postgres": False, "migrations": False, "redis": False}
+    try:
+        version = await blocking(_schema_version, state.engine)
+        checks["postgres"] = True
+        checks["migrations"] = version == max((m.version for m in discover()), default=None)
+    except Exception as exc:  # unreachable, or never migrated: not ready, whatever the driver raised
+        log.info("readiness_check_failed", check="postgres", error=type(exc).__name__)
+    checks["redis"] = await blocking(_redis_ok, state.redis)
+    if all(checks.values()):
+        return {"status": "ready", "checks": checks}
+    failing = ", ".join(name for name, ok in checks.items() if not ok)
+    return JSONResponse({"error": {"code": "UNAVAILABLE", "message": f"not ready: {failing}"},
+                         "request_id": request_id_of(request), "status": "unavailable", "checks": checks},
+                        status_code=503, headers={"Retry-After": str(state.settings.unavailable_retry_after_seconds)})
+
+
+def _schema_version(engine: Any) -> int | None:
+    with engine.connect() as conn:
+        row = conn.execute(_MIGRATION_VERSION).first()
+    return None if row is None or row.dirty else int(row.version)
+
+
+def _redis_ok(client: Any) -> bool:
+    try:
+        return bool(client.ping())
+    except Exception as exc:  # any client error means "not reachable" here
+        log.info("readiness_check_failed", check="redis", error=type(exc).__name__)
+        return False
+
+
+async def metrics(request: Request) -> Response:
+    payload, content_type = exposition()
+    try:
+        payload += await blocking(_backlog_exposition, api_state(request).engine)
+    except Exception as exc:  # the database is down: the process metrics still answer
+        log.info("backlog_metrics_skipped", error=type(exc).__name__)
+    return Response(payload, media_type=content_type)
+
+
+def _backlog_exposition(engine: Any) -> bytes:
+    """Gauges read from PostgreSQL at scrape time: jobs waiting per stage, escalations per status."""
+    from prometheus_client import CollectorRegistry, generate_latest
+    from prometheus_client.core import GaugeMetricFamily
+
+    from worker.backlog import snapshot
+    from worker.config import STAGES
+
+    counts = snapshot(engine)
+
+    class _Backlog:
+        def collect(self) -> Any:
+            jobs = GaugeMetricFamily("ibex_jobs_backlog", "Unfinished jobs by the stage they wait for", labels=["stage"])
+            for stage in STAGES:
+                jobs.add_metric([stage], counts["stages"].get(stage, 0))
+            yield jobs
+            esc = GaugeMetricFamily("ibex_escalations_backlog", "Unresolved escalations by status", labels=["status"])
+            for status in ("pending", "claimed", "needs_review", "dead"):
+                esc.add_metric([status], counts["escalations"].get(status, 0))
+            yield esc
+
+    registry = CollectorRegistry()
+    registry.register(_Backlog())
+    return generate_latest(registry)

@@ -1,0 +1,265 @@
+"""Request and response shapes as the OpenAPI document states them.
+
+Request bodies are read and validated by the same ``validate_request`` the pipeline's
+validate stage runs (so a producer gets the pipeline's own 422 at once); their JSON Schema
+is built here from the same settings, so the document states the bounds in force. Response
+bodies are pydantic models used for the document only: handlers return what the ledger and
+the job row hold, and the models allow the fields those add.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from worker.escalations.service import NOTE_MAX_CHARS
+from worker.pipeline.validate import MAX_LABELS
+
+BATCH_MAX_ITEMS = 100
+# The shapes validate_request accepts, as JSON Schema (ECMA-262) patterns.
+SCOPE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@-]*$"
+NON_BLANK_PATTERN = r"^[^\u0000]*\S[^\u0000]*$"
+RFC3339_PATTERN = r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$"
+IDEMPOTENCY_KEY_PATTERN = r"^[\x21-\x7e]{1,255}$"
+NO_NUL_PATTERN = r"^[^\u0000]*$"
+
+
+def memory_in_schema(settings: Any, *, with_key: bool = False) -> dict[str, Any]:
+    scope = {"type": "string", "minLength": 1, "maxLength": settings.scope_id_max_chars, "pattern": SCOPE_PATTERN}
+    label_text = {"type": "string", "minLength": 1, "maxLength": settings.label_max_chars,
+                  "pattern": NON_BLANK_PATTERN}
+    confidence = {"type": "number", "minimum": 0, "maximum": 1}
+    instant = {"anyOf": [{"type": "string", "format": "date-time", "pattern": RFC3339_PATTERN}, {"type": "null"}],
+               "description": "RFC 3339 with seconds and an offset; valid_until must be later than valid_from"}
+    properties: dict[str, Any] = {
+        "org_id": scope, "agent_id": scope,
+        "content": {"type": "string", "minLength": 1, "maxLength": settings.content_max_chars,
+                    "pattern": NON_BLANK_PATTERN},
+        "source": {"type": "string", "minLength": 1, "maxLength": settings.source_max_chars,
+                   "pattern": NON_BLANK_PATTERN},
+        "valid_from": instant, "valid_until": instant,
+        "category": {"anyOf": [label_text, {"type": "null"}]},
+        "confidence": {"anyOf": [confidence, {"type": "null"}]},
+        "labels": {"anyOf": [{"type": "array", "minItems": 1, "maxItems": MAX_LABELS,
+                              "items": {"type": "object", "additionalProperties": False,
+                                        "required": ["label", "confidence"],
+                                        "properties": {"label": label_text, "confidence": confidence}},
+                              "description": "1-5 labels, unique ignoring case"}, {"type": "null"}]},
+        "metadata": {"anyOf": [{"type": "object", "description": f"at most {settings.metadata_max_bytes} bytes "
+                                                                  "as compact JSON; never analysed for PII"},
+                               {"type": "null"}]},
+    }
+    if with_key:
+        properties["idempotency_key"] = {"type": "string", "pattern": IDEMPOTENCY_KEY_PATTERN}
+    return {"type": "object", "additionalProperties": False, "required": ["org_id", "agent_id", "content", "source"],
+            "properties": properties}
+
+
+def batch_in_schema() -> dict[str, Any]:
+    """An item is judged alone: one that is not a BatchItem gets its own VALIDATION_ERROR in
+    a 207, so the request-level schema accepts any item (``anyOf`` keeps the intended shape
+    first for readers and generators)."""
+    item = {"anyOf": [{"$ref": "#/components/schemas/BatchItem"},
+                      {"description": "anything else is refused alone, with its own VALIDATION_ERROR"}]}
+    return {"type": "object", "additionalProperties": False, "required": ["items"],
+            "properties": {"items": {"type": "array", "minItems": 1, "maxItems": BATCH_MAX_ITEMS, "items": item}}}
+
+
+def request_components(settings: Any) -> dict[str, Any]:
+    """The request-body schemas, with the bounds of these settings."""
+    return {"MemoryIn": memory_in_schema(settings), "BatchItem": memory_in_schema(settings, with_key=True),
+            "BatchIn": batch_in_schema()}
+
+
+class _Open(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class ErrorDetail(BaseModel):
+    field: str
+    issue: str
+
+
+class ErrorBody(_Open):
+    code: str = Field(examples=["VALIDATION_ERROR"])
+    message: str
+    details: list[ErrorDetail] | None = None
+
+
+class ErrorEnvelope(_Open):
+    """Every failure. ``job_id`` accompanies IDEMPOTENCY_IN_PROGRESS and replays;
+    ``memory_id`` accompanies DUPLICATE_CONTENT."""
+
+    error: ErrorBody
+    request_id: str
+    job_id: str | None = None
+    memory_id: str | None = None
+
+
+class Accepted(BaseModel):
+    job_id: str
+    status: Literal["queued"]
+
+
+class NearDuplicate(BaseModel):
+    memory_id: str
+    similarity: float
+
+
+class Created(_Open):
+    job_id: str
+    memory_id: str
+    status: Literal["active", "quarantined", "superseded"]
+    outcome: Literal["created"]
+    near_duplicates: list[NearDuplicate]
+    supersedes: list[str]
+    escalations: list[str]
+
+
+class JobView(_Open):
+    job_id: str
+    status: Literal["queued", "running", "succeeded", "failed"]
+    stage: str
+    attempts: int
+    outcome: Literal["created", "exact_duplicate"] | None
+    memory_id: str | None
+    result: dict[str, Any] | None = Field(description="the final 201/409 body once the job succeeded")
+    error: dict[str, Any] | None
+    decisions: list[dict[str, Any]] = Field(description="the decision receipt: identifiers and numbers only")
+    timings_ms: dict[str, float]
+    created_at: str
+    finished_at: str | None
+
+
+class Label(BaseModel):
+    label: str
+    confidence: float
+
+
+class PiiEntity(BaseModel):
+    count: int
+    redacted: int
+
+
+class PiiSummary(BaseModel):
+    status: str
+    entities: dict[str, PiiEntity]
+    quarantine_reasons: list[str]
+
+
+class MemoryView(_Open):
+    memory_id: str
+    org_id: str
+    agent_id: str
+    status: Literal["active", "quarantined", "superseded", "merged_into", "deleted"]
+    content: str = Field(description="the stored content, PII redacted")
+    source: str
+    category: str | None
+    confidence: float | None
+    labels: list[Label]
+    valid_from: str | None
+    valid_until: str | None
+    retrieval_count: int
+    last_retrieved_at: str | None
+    pii: PiiSummary
+    metadata: dict[str, Any]
+    created_by_job: str | None
+    created_at: str
+    updated_at: str
+
+
+class Relationship(BaseModel):
+    type: Literal["near_duplicate_of", "supersedes", "contradicts"]
+    direction: Literal["outgoing", "incoming"] = Field(
+        description="outgoing: this memory is the link's source (it supersedes / is a near duplicate of the other)")
+    memory_id: str = Field(description="the memory at the other end")
+    evidence: dict[str, Any]
+    decided_by: str
+    created_at: str
+
+
+class RelationshipsView(BaseModel):
+    memory_id: str
+    relationships: list[Relationship]
+
+
+class BatchItemResult(_Open):
+    """One of: accepted (``job_id``, ``status: queued``), replayed (``job_id``,
+    ``replayed: true``, the stored ``response_status`` and ``response``) or refused (``error``,
+    with ``job_id`` for IDEMPOTENCY_IN_PROGRESS)."""
+
+    index: int
+    job_id: str | None = None
+    status: Literal["queued"] | None = None
+    replayed: bool | None = None
+    response_status: int | None = None
+    response: dict[str, Any] | None = None
+    error: ErrorBody | None = None
+
+
+class BatchResult(BaseModel):
+    results: list[BatchItemResult]
+
+
+class Health(BaseModel):
+    status: Literal["ok"]
+
+
+class Readiness(BaseModel):
+    status: Literal["ready", "unavailable"]
+    checks: dict[str, bool]
+
+
+# ---------------------------------------------------------------- escalations
+
+class EscalationView(BaseModel):
+    """An escalated pair of memories: identifiers, statuses, numbers and the decision; never
+    the memories' content. A closed model: only these fields are ever answered."""
+
+    escalation_id: str
+    org_id: str
+    agent_id: str
+    memory_id: str = Field(description="the memory whose write escalated (the newer fact)")
+    candidate_id: str = Field(description="the existing memory it overlaps")
+    reason: Literal["overlapping_intervals", "missing_valid_from"]
+    evidence: dict[str, Any] = Field(description="what the pipeline saw: similarity, reason, the escalating job")
+    status: Literal["pending", "claimed", "needs_review", "resolved", "dead"]
+    outcome: Literal["supersedes", "contradicts", "compatible", "needs_review"] | None
+    decided_by: str | None = Field(description="classifier:<name>@<version>, api_key:<key id> or cli:<user>")
+    decision_reason: str | None = Field(description="the classifier's reason, or the person's note")
+    decided_at: str | None
+    attempts: int
+    next_attempt_at: str | None
+    last_error: str | None = Field(description="`code: error type` of the last failed attempt")
+    created_by_job: str | None
+    created_at: str
+    updated_at: str
+
+
+class EscalationDecision(BaseModel):
+    outcome: Literal["supersedes", "contradicts", "compatible", "needs_review"]
+    decided_by: str
+    reason: str
+    details: dict[str, Any] = Field(description="classifier, rule, poller or decided_by_person: never content")
+    decided_at: str
+
+
+class ResolvedEscalation(EscalationView):
+    decisions: list[EscalationDecision] = Field(description="every decision taken on it, oldest first")
+
+
+class EscalationList(BaseModel):
+    escalations: list[EscalationView]
+    next_cursor: str | None = Field(description="pass as `cursor` for the next page; null on the last one")
+
+
+class ResolveIn(BaseModel):
+    """A person's decision on an escalation. Final: a resolved escalation is never decided again."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    outcome: Literal["supersedes", "contradicts", "compatible"]
+    note: str | None = Field(None, max_length=NOTE_MAX_CHARS, pattern=NO_NUL_PATTERN,
+                             description="why; stored as the decision reason (blank or absent: \"resolved by "
+                                         "a person\"); never echoed in an error")

@@ -1,0 +1,114 @@
+"""Outages under the API, on a PostgreSQL and Redis of the test's own (the session's
+servers are shared and stay up): with PostgreSQL down a write is refused with 503 and
+nothing is published; with Redis down a write is still accepted and the sweeper publishes
+it once Redis is back."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import redis
+
+from tests.api_support import ApiServer, assert_envelope, new_key, wait_for_job
+from tests.conftest import Infra, make_settings, memory, new_scope, query, start_sweeper, start_worker
+from worker import apikeys
+from worker.celery_app import create_app
+from worker.db import make_engine
+from worker.errors import TransientError
+from worker.submit import submit
+
+
+@pytest.fixture
+def own_infra(tmp_path) -> Iterator[Infra]:
+    stack = Infra(tmp_path / "own")
+    stack.start()
+    yield stack
+    stack.stop()
+
+
+@pytest.fixture
+def own_engine(own_infra) -> Iterator[Any]:
+    engine = make_engine(own_infra.pg.url)
+    yield engine
+    engine.dispose()
+
+
+def broker_messages(url: str) -> int:
+    """Messages waiting in any queue of the broker (kombu keeps each queue as a Redis list)."""
+    client = redis.Redis.from_url(url)
+    try:
+        return sum(client.llen(k) for k in client.scan_iter() if client.type(k) == b"list")
+    finally:
+        client.close()
+
+
+def test_with_postgres_stopped_writes_answer_503_publish_nothing_and_succeed_after_a_restart(own_infra, own_engine):
+    org, agent, key = new_scope(), new_scope("agent"), new_key()
+    api_key, _ = apikeys.create(own_engine, org)
+    keyed_body = memory(org, agent, "The data center moves in May.")
+    plain_body = memory(org, agent, "The office plants are watered on Wednesdays.")
+    server = ApiServer(own_infra, "api-pg-outage")
+    try:
+        own_infra.pg.stop()
+        with server.client(api_key) as client:
+            keyed = client.post("/v1/memories", json=keyed_body, headers={"X-Idempotency-Key": key})
+            plain = client.post("/v1/memories", json=plain_body)
+            ready = client.get("/readyz")
+        assert_envelope(keyed, 503, "IDEMPOTENCY_UNAVAILABLE")
+        assert_envelope(plain, 503, "UNAVAILABLE")
+        assert keyed.headers["retry-after"] and plain.headers["retry-after"]
+        assert ready.status_code == 503 and ready.json()["checks"]["postgres"] is False
+        # Past authentication too: the producer entry point itself refuses and publishes nothing.
+        settings = make_settings(own_infra)
+        with pytest.raises(TransientError):
+            submit(own_engine, create_app(settings), settings, keyed_body, key)
+        assert broker_messages(own_infra.redis.url) == 0
+
+        own_infra.pg.start()
+        with server.client(api_key) as client:
+            keyed_again = client.post("/v1/memories", json=keyed_body, headers={"X-Idempotency-Key": key})
+            plain_again = client.post("/v1/memories", json=plain_body)
+            keyed_once_more = client.post("/v1/memories", json=keyed_body, headers={"X-Idempotency-Key": key})
+    finally:
+        server.stop()
+    assert keyed_again.status_code == 202 and plain_again.status_code == 202
+    assert assert_envelope(keyed_once_more, 409, "IDEMPOTENCY_IN_PROGRESS")["job_id"] == keyed_again.json()["job_id"]
+    jobs = query(own_engine, "SELECT id FROM memory_write_jobs WHERE org_id = :o ORDER BY created_at", o=org)
+    assert [str(j.id) for j in jobs] == [keyed_again.json()["job_id"], plain_again.json()["job_id"]]
+    assert broker_messages(own_infra.redis.url) == 2
+
+
+def test_with_redis_stopped_writes_are_still_accepted_and_all_finish_once_redis_is_back(own_infra, own_engine):
+    org, agent = new_scope(), new_scope("agent")
+    api_key, _ = apikeys.create(own_engine, org)
+    worker = start_worker(own_infra, "outage-worker", concurrency=1)
+    sweeper = start_sweeper(own_infra, "outage-sweeper", republish_after_seconds=1)
+    server = ApiServer(own_infra, "api-redis-outage")
+    try:
+        own_infra.redis.stop()
+        accepted, slowest = [], 0.0
+        with server.client(api_key) as client:
+            for i in range(6):
+                headers = {"X-Idempotency-Key": new_key()} if i % 2 else {}
+                started = time.monotonic()
+                response = client.post("/v1/memories", json=memory(org, agent, f"Outage note {i}: use the side door."),
+                                       headers=headers)
+                slowest = max(slowest, time.monotonic() - started)
+                assert response.status_code == 202, response.text
+                accepted.append(response.json()["job_id"])
+        assert slowest < 3.0, f"a write waited {slowest:.2f}s on the missing broker"
+        assert "publish_deferred" in server.log_text()
+
+        own_infra.redis.start()
+        with server.client(api_key) as client:
+            views = [wait_for_job(client, job_id, timeout=180) for job_id in accepted]
+    finally:
+        server.stop()
+        sweeper.stop()
+        worker.stop()
+    assert [v["status"] for v in views] == ["succeeded"] * 6
+    stored = query(own_engine, "SELECT id FROM memories WHERE org_id = :o", o=org)
+    assert sorted(str(m.id) for m in stored) == sorted(v["memory_id"] for v in views)

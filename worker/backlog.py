@@ -1,0 +1,94 @@
+"""The pipeline's backlog: jobs accepted and not yet finished (``queued`` or ``running``),
+counted over every org because the workers are shared.
+
+Counting reads the sweeper's partial index (``memory_write_jobs_unfinished``), so its cost
+follows the backlog, not the table. One count is reused in-process for
+``backlog_cache_seconds``: under a burst, one request refreshes it and the rest read the
+cached figure (stale by at most that long).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from sqlalchemy import text
+
+from worker.db import maint_tx
+from worker.errors import IbexError
+
+_COUNT_UNFINISHED = text("SELECT count(*) FROM memory_write_jobs WHERE status IN ('queued', 'running')")
+
+
+_BY_STAGE = text(
+    "SELECT stage, count(*) AS n FROM memory_write_jobs WHERE status IN ('queued', 'running') GROUP BY stage"
+)
+_ESCALATIONS_BY_STATUS = text(
+    "SELECT status, count(*) AS n FROM memory_conflict_escalations "
+    "WHERE status IN ('pending', 'claimed', 'needs_review', 'dead') GROUP BY status"
+)
+
+
+def snapshot(engine: Any) -> dict[str, dict[str, int]]:
+    """Unfinished jobs by the stage they wait for, and unresolved escalations by status (for
+    /metrics; read at scrape time, so every process's view agrees)."""
+    with maint_tx(engine) as conn:
+        stages = {r.stage: int(r.n) for r in conn.execute(_BY_STAGE)}
+        escalations = {r.status: int(r.n) for r in conn.execute(_ESCALATIONS_BY_STATUS)}
+    return {"stages": stages, "escalations": escalations}
+
+
+def count_unfinished(engine: Any) -> int:
+    with maint_tx(engine) as conn:
+        return int(conn.execute(_COUNT_UNFINISHED).scalar_one())
+
+
+class Backlog:
+    """A cached count of unfinished jobs. Raises ``TransientError`` when the database is
+    down and no count is fresh enough."""
+
+    def __init__(self, engine: Any, max_age_seconds: float) -> None:
+        self._engine = engine
+        self._max_age = max_age_seconds
+        self._lock = threading.Lock()
+        self._value = 0
+        self._at = float("-inf")
+
+    @property
+    def last(self) -> int:
+        """The last count taken, without refreshing it."""
+        return self._value
+
+    def current(self) -> int:
+        if time.monotonic() - self._at <= self._max_age:
+            return self._value
+        with self._lock:  # one refresh at a time; the others wait for it and share it
+            if time.monotonic() - self._at > self._max_age:
+                self._value = count_unfinished(self._engine)
+                self._at = time.monotonic()
+            return self._value
+
+
+class BacklogFull(IbexError):
+    """The pipeline holds ``backlog_limit`` or more unfinished jobs: refuse new work."""
+
+    code = "BACKPRESSURE"
+
+    def __init__(self, retry_after: int) -> None:
+        super().__init__("the write pipeline is saturated; retry later")
+        self.retry_after = retry_after
+
+
+def admission(backlog: Backlog, settings: Any) -> Callable[[], None]:
+    """A check for ``submit`` to run just before it inserts a new job (never for a replay,
+    an in-progress key or a conflict): raises ``BacklogFull`` when the backlog is at its
+    limit. The count is taken now, outside the write transaction, so that transaction
+    never waits for a second pooled connection."""
+    full = backlog.current() >= settings.backlog_limit
+
+    def admit() -> None:
+        if full:
+            raise BacklogFull(settings.backpressure_retry_after_seconds)
+    return admit

@@ -1,0 +1,329 @@
+"""Conflict classifiers: what an escalated pair of memories means.
+
+A classifier reads two memories of one agent (their redacted content, validity and subject
+keys) and the near-duplicate similarity, and returns a :class:`Verdict`. It writes nothing
+and holds no transaction; the poller applies the verdict afterwards. Outcomes:
+
+- ``supersedes``: the newer memory replaces the older one;
+- ``contradicts``: both cannot hold at once; both stay active, linked;
+- ``compatible``: both can hold; nothing changes;
+- ``needs_review``: the classifier cannot tell; a person decides.
+
+``RulesClassifier`` is deterministic and explainable and says ``needs_review`` whenever no
+rule is conclusive. ``OpenAICompatibleClassifier`` asks a chat-completions endpoint for a
+JSON verdict; an answer it cannot use (malformed, refused, unknown verdict) is
+``needs_review``, never a guess; an endpoint that cannot answer (timeouts, 5xx, 429, other
+4xx) raises ``TransientError`` after its retries, and the poller retries the escalation later.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+from worker.config import OPENAI_RETRY_BACKOFF_CAP_SECONDS
+from worker.errors import TransientError
+
+OUTCOMES = ("supersedes", "contradicts", "compatible", "needs_review")
+REASON_MAX_CHARS = 500  # a model's reason is stored, bounded; it is never logged
+
+
+@dataclass(frozen=True)
+class MemoryFact:
+    memory_id: str
+    content: str                     # redacted content, as stored in memories.content
+    valid_from: datetime | None
+    valid_until: datetime | None
+    subject_key: str | None
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class ConflictPair:
+    older: MemoryFact
+    newer: MemoryFact
+    similarity: float | None
+    escalation_reason: str           # overlapping_intervals | missing_valid_from
+
+
+@dataclass(frozen=True)
+class Verdict:
+    outcome: str
+    reason: str                      # why, in words a reviewer can check
+    rule: str                        # which rule fired, or how a model's answer was read
+
+
+class ConflictClassifier(Protocol):
+    name: str
+    version: str
+
+    @property
+    def decided_by(self) -> str: ...
+
+    def classify(self, pair: ConflictPair) -> Verdict: ...
+
+    def close(self) -> None: ...
+
+
+def order_pair(a: MemoryFact, b: MemoryFact) -> tuple[MemoryFact, MemoryFact]:
+    """(older, newer): the earlier ``valid_from``; if either is missing or they are equal,
+    the earlier ``created_at``."""
+    if a.valid_from is not None and b.valid_from is not None and a.valid_from != b.valid_from:
+        return (a, b) if a.valid_from < b.valid_from else (b, a)
+    return (a, b) if (a.created_at, a.memory_id) <= (b.created_at, b.memory_id) else (b, a)
+
+
+# ---------------------------------------------------------------- rules
+
+RULES_VERSION = "1"
+
+_NEGATIONS = frozenset({"not", "no", "never"})
+_ANTONYMS = frozenset(frozenset(pair) for pair in (
+    ("enabled", "disabled"), ("enable", "disable"), ("enables", "disables"), ("true", "false"),
+    ("on", "off"), ("allow", "deny"), ("allows", "denies"), ("allowed", "denied"), ("open", "closed"),
+    ("like", "dislike"), ("likes", "dislikes"), ("love", "hate"), ("loves", "hates"), ("always", "never"),
+    ("increase", "decrease"), ("accept", "reject"), ("accepts", "rejects"), ("accepted", "rejected"),
+    ("include", "exclude"), ("includes", "excludes"), ("included", "excluded"), ("before", "after"),
+    ("above", "below"), ("more", "less"), ("higher", "lower"), ("maximum", "minimum"), ("public", "private"),
+    ("active", "inactive"), ("available", "unavailable"), ("valid", "invalid"), ("required", "optional"),
+    ("mandatory", "optional"), ("online", "offline"), ("success", "failure"), ("passed", "failed"),
+    ("earlier", "later"), ("first", "last"), ("morning", "evening"), ("weekdays", "weekends"),
+))
+# Closed classes: two members are two values of one attribute, never both at once.
+_VALUE_CLASSES = (
+    frozenset({"january", "february", "march", "april", "may", "june", "july", "august", "september",
+               "october", "november", "december"}),
+    frozenset({"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
+               "mondays", "tuesdays", "wednesdays", "thursdays", "fridays", "saturdays", "sundays"}),
+)
+# A reordering around one of these reverses a relation ("tea over coffee" / "coffee over tea").
+_ORDER_MARKERS = frozenset({"over", "than", "instead", "rather", "before", "after", "above", "below"})
+_CONTRACTIONS = ((re.compile(r"\bcan't\b|\bcannot\b"), "can not"), (re.compile(r"\bwon't\b"), "will not"),
+                 (re.compile(r"n't\b"), " not"))
+_TOKEN = re.compile(r"\[[a-z_]+\]|\d+(?:[.,:]\d+)*|[a-z]+")
+_NUMBER = re.compile(r"^\d")
+_PLACEHOLDER = re.compile(r"^\[[a-z_]+\]$")
+
+
+def tokens(content: str) -> list[str]:
+    """Lower-case words, numbers (``9am`` -> ``9``, ``am``) and redaction placeholders."""
+    text = content.lower().replace("\u2019", "'")
+    for pattern, replacement in _CONTRACTIONS:
+        text = pattern.sub(replacement, text)
+    return _TOKEN.findall(text)
+
+
+def _same_except(a: list[str], b: list[str], keep: Callable[[str], bool]) -> bool:
+    return [t for t in a if keep(t)] == [t for t in b if keep(t)]
+
+
+def _single_substitution(a: list[str], b: list[str]) -> tuple[str, str] | None:
+    if len(a) != len(b):
+        return None
+    diffs = [(x, y) for x, y in zip(a, b) if x != y]
+    return diffs[0] if len(diffs) == 1 else None
+
+
+def rules_verdict(a: str, b: str) -> Verdict:
+    """The rules, cheapest and most certain first. Pure: same texts, same verdict."""
+    ta, tb = tokens(a), tokens(b)
+    if ta == tb:
+        if any(_PLACEHOLDER.match(t) for t in ta):
+            return Verdict("needs_review", "The statements read the same, but they contain redacted values "
+                                           "that may differ.", "redacted_values_unknown")
+        return Verdict("compatible", "The statements say the same thing, apart from punctuation or case.",
+                       "same_statement")
+    if _same_except(ta, tb, lambda t: t not in _NEGATIONS) and \
+            sum(t in _NEGATIONS for t in ta) % 2 != sum(t in _NEGATIONS for t in tb) % 2:
+        return Verdict("contradicts", "One statement negates the other: they are identical except for a "
+                                      "negation.", "negation_flip")
+    if _number_slots_align(ta, tb) and _same_except(ta, tb, lambda t: not _NUMBER.match(t)):
+        return Verdict("contradicts", "The statements are identical except for their numbers: two values "
+                                      "for the same attribute.", "different_numbers")
+    swap = _single_substitution(ta, tb)
+    if swap is not None and frozenset(swap) in _ANTONYMS:
+        return Verdict("contradicts", "The statements are identical except for a pair of opposites.",
+                       "antonym_pair")
+    if swap is not None and any(swap[0] in cls and swap[1] in cls for cls in _VALUE_CLASSES):
+        return Verdict("contradicts", "The statements are identical except for one value of a closed set "
+                                      "(a month or a weekday): two values for the same attribute.",
+                       "different_values")
+    if Counter(ta) == Counter(tb) and _ORDER_MARKERS.intersection(ta):
+        return Verdict("contradicts", "The statements use the same words in an order that reverses a "
+                                      "comparison.", "order_reversed")
+    return Verdict("needs_review", "No rule is conclusive for this pair; a person should decide.", "no_rule")
+
+
+def _number_slots_align(a: list[str], b: list[str]) -> bool:
+    """Both have numbers, at the same positions, and they differ: a value changed, not the wording."""
+    return (len(a) == len(b) and any(_NUMBER.match(t) for t in a) and a != b
+            and all(bool(_NUMBER.match(x)) == bool(_NUMBER.match(y)) for x, y in zip(a, b)))
+
+
+class RulesClassifier:
+    """Deterministic and explainable; never calls a model and never guesses."""
+
+    name = "rules"
+    version = RULES_VERSION
+
+    @property
+    def decided_by(self) -> str:
+        return f"classifier:{self.name}@{self.version}"
+
+    def classify(self, pair: ConflictPair) -> Verdict:
+        return rules_verdict(pair.older.content, pair.newer.content)
+
+    def close(self) -> None:
+        return None
+
+
+# ---------------------------------------------------------------- OpenAI-compatible
+
+PROMPT_VERSION = "1"
+
+SYSTEM_PROMPT = (
+    "You compare two stored facts (memories) of one AI agent. They are near-duplicates, and their "
+    "validity periods overlap or are unknown. Decide what the pair means and answer with one JSON "
+    'object only: {"verdict": "<supersedes|contradicts|compatible|needs_review>", "reason": "<one '
+    'sentence>"}. "supersedes": the newer fact replaces the older one (the older one is outdated). '
+    '"contradicts": both cannot be true at the same time. "compatible": both can be true together. '
+    '"needs_review": you cannot tell. Do not guess: when unsure, answer needs_review. Bracketed '
+    "placeholders such as [EMAIL_ADDRESS] stand for redacted values you cannot see."
+)
+
+
+def build_request(model: str, pair: ConflictPair) -> dict[str, Any]:
+    """The chat-completions body. Only redacted content, validity, subject keys and the
+    similarity leave the process: never ids, org or agent names, metadata or labels."""
+    facts = {"older": _fact_for_model(pair.older), "newer": _fact_for_model(pair.newer),
+             "similarity": pair.similarity, "why_escalated": pair.escalation_reason}
+    return {
+        "model": model,
+        "temperature": 0,
+        "response_format": {"type": "json_object"},
+        "messages": [{"role": "system", "content": SYSTEM_PROMPT},
+                     {"role": "user", "content": json.dumps(facts, sort_keys=True)}],
+    }
+
+
+def _fact_for_model(fact: MemoryFact) -> dict[str, Any]:
+    return {"content": fact.content,
+            "valid_from": fact.valid_from.isoformat() if fact.valid_from else None,
+            "valid_until": fact.valid_until.isoformat() if fact.valid_until else None,
+            "subject_key": fact.subject_key}
+
+
+_MALFORMED = Verdict("needs_review", "The model's answer could not be read as a verdict; a person should "
+                                     "decide.", "malformed_answer")
+_REFUSED = Verdict("needs_review", "The model declined to answer; a person should decide.", "model_refused")
+_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$")
+
+
+def parse_answer(payload: bytes | str) -> Verdict:
+    """A chat-completions response body -> a verdict. Never raises: anything but a clean
+    ``{"verdict", "reason"}`` object is ``needs_review``."""
+    try:
+        message = json.loads(payload)["choices"][0]
+        content, refusal = message["message"].get("content"), message["message"].get("refusal")
+        finish = message.get("finish_reason")
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+        return _MALFORMED
+    if refusal or finish == "content_filter":
+        return _REFUSED
+    return _read_verdict(content)
+
+
+def _read_verdict(content: Any) -> Verdict:
+    if not isinstance(content, str):
+        return _MALFORMED
+    try:
+        answer = json.loads(_FENCE.sub("", content.strip()))
+    except ValueError:
+        return _MALFORMED
+    if not isinstance(answer, dict):
+        return _MALFORMED
+    verdict, reason = answer.get("verdict"), answer.get("reason")
+    if verdict not in OUTCOMES or not isinstance(reason, str) or not reason.strip():
+        return _MALFORMED
+    clean = " ".join(reason.split())[:REASON_MAX_CHARS]
+    return Verdict(verdict, clean, "model")
+
+
+class OpenAICompatibleClassifier:
+    """Any OpenAI-compatible ``POST {base_url}/chat/completions``.
+
+    Each HTTP attempt is bounded by ``timeout``; a timeout, a connection failure, 429 or 5xx
+    is retried up to ``retries`` times with jittered backoff, then raises ``TransientError``
+    (``CLASSIFIER_TIMEOUT`` / ``CLASSIFIER_UNAVAILABLE``); any other 4xx raises at once
+    (``CLASSIFIER_REJECTED``). ``on_model_call`` runs for every answer a model returned (2xx).
+    """
+
+    name = "openai"
+    version = PROMPT_VERSION
+
+    def __init__(self, base_url: str, model: str, api_key: str, *, timeout: float, retries: int,
+                 on_model_call: Callable[[], None] | None = None, rng: random.Random | None = None,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        import httpx
+
+        self.model = model
+        self._url = base_url.rstrip("/") + "/chat/completions"
+        self._retries = retries
+        self._on_model_call = on_model_call or (lambda: None)
+        self._rng = rng or random.Random()
+        self._sleep = sleep
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._client = httpx.Client(timeout=httpx.Timeout(timeout), headers=headers, follow_redirects=False)
+
+    def __repr__(self) -> str:  # never the key
+        return f"OpenAICompatibleClassifier(url={self._url!r}, model={self.model!r})"
+
+    @property
+    def decided_by(self) -> str:
+        return f"classifier:{self.name}@{self.version}/{self.model}"
+
+    def classify(self, pair: ConflictPair) -> Verdict:
+        return parse_answer(self._post(build_request(self.model, pair)))
+
+    def close(self) -> None:
+        self._client.close()
+
+    def _post(self, body: dict[str, Any]) -> bytes:
+        import httpx
+
+        code = "CLASSIFIER_UNAVAILABLE"
+        for attempt in range(self._retries + 1):
+            if attempt:
+                self._sleep(self._rng.uniform(0.0, min(OPENAI_RETRY_BACKOFF_CAP_SECONDS, 0.25 * 2 ** attempt)))
+            try:
+                response = self._client.post(self._url, json=body)
+            except httpx.TimeoutException:
+                code = "CLASSIFIER_TIMEOUT"
+                continue
+            except httpx.TransportError:
+                code = "CLASSIFIER_UNAVAILABLE"
+                continue
+            if response.is_success:
+                self._on_model_call()
+                return response.content
+            if response.status_code != 429 and response.status_code < 500:
+                raise TransientError("the classifier endpoint refused the request", code="CLASSIFIER_REJECTED")
+            code = "CLASSIFIER_UNAVAILABLE"
+        raise TransientError("the classifier endpoint did not answer", code=code)
+
+
+def build_classifier(settings: Any, metrics: Any) -> ConflictClassifier:
+    if settings.escalation_classifier == "openai":
+        return OpenAICompatibleClassifier(
+            settings.escalation_openai_base_url, settings.escalation_openai_model,
+            settings.escalation_openai_api_key.get_secret_value(),
+            timeout=settings.escalation_openai_timeout_seconds, retries=settings.escalation_openai_retries,
+            on_model_call=metrics.llm_call)
+    return RulesClassifier()

@@ -1,0 +1,194 @@
+"""Escalations for people: list them, read one, resolve one. Tenant-scoped throughout.
+
+These are the functions behind ``GET /v1/escalations``, ``GET /v1/escalations/{id}`` and
+``POST /v1/escalations/{id}/resolve`` (the HTTP layer maps the errors below) and behind
+``ibex escalations list|resolve``.
+
+A person's resolution is applied at once, with the same code as an automatic one, whatever
+the escalation's state: ``pending``, ``claimed`` (the poller's later result is then fenced
+out and dropped), ``needs_review`` or ``dead``. A ``resolved`` escalation is final:
+resolving it again raises :class:`EscalationAlreadyResolved` (HTTP 409), because its side
+effects (a closed interval, a superseded memory) are not undone by a second decision.
+Another tenant's escalation and an unknown id both raise :class:`EscalationNotFound`, and
+so does an escalation of an agent outside ``agent_ids`` (an API key limited to some agents).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import uuid
+from datetime import datetime
+from collections.abc import Sequence
+from typing import Any
+
+import structlog
+from sqlalchemy import bindparam, text
+from sqlalchemy.dialects.postgresql import ARRAY, TEXT
+
+from worker.db import tenant_tx
+from worker.errors import FieldIssue, IbexError, ValidationFailed
+from worker.escalations import apply as applying
+
+log = structlog.get_logger("ibex.escalations")
+
+STATUSES = ("pending", "claimed", "needs_review", "resolved", "dead")
+HUMAN_OUTCOMES = ("supersedes", "contradicts", "compatible")
+HUMAN_PREFIXES = ("api_key:", "cli:")
+NOTE_MAX_CHARS = 2000  # a reviewer's note, stored as the decision reason
+LIST_LIMIT_MAX = 200
+DEFAULT_HUMAN_REASON = "resolved by a person"
+
+
+class EscalationNotFound(IbexError):
+    code = "NOT_FOUND"
+
+
+class EscalationAlreadyResolved(IbexError):
+    code = "ESCALATION_ALREADY_RESOLVED"
+
+    def __init__(self, view: dict[str, Any]) -> None:
+        super().__init__("this escalation is already resolved; its decision is final")
+        self.escalation = view
+
+
+_COLUMNS = ("id, org_id, agent_id, memory_id, candidate_id, reason, evidence, status, outcome, decided_by, "
+            "decision_reason, decided_at, attempts, next_attempt_at, last_error, created_by_job, created_at, "
+            "updated_at")
+_LIST = text(
+    f"SELECT {_COLUMNS} FROM memory_conflict_escalations "
+    "WHERE org_id = :org_id AND (CAST(:status AS text) IS NULL OR status = :status) "
+    "AND (CAST(:agent_ids AS text[]) IS NULL OR agent_id = ANY(:agent_ids)) "
+    "AND (CAST(:after_at AS timestamptz) IS NULL OR (created_at, id) > (:after_at, CAST(:after_id AS uuid))) "
+    "ORDER BY created_at, id LIMIT :limit"
+).bindparams(bindparam("agent_ids", type_=ARRAY(TEXT)))
+_GET = text(f"SELECT {_COLUMNS} FROM memory_conflict_escalations WHERE org_id = :org_id AND id = :id")
+_DECISIONS = text(
+    "SELECT outcome, decided_by, reason, details, decided_at FROM memory_conflict_decisions "
+    "WHERE org_id = :org_id AND escalation_id = :id ORDER BY decided_at, id"
+)
+
+
+def list_escalations(engine: Any, org_id: str, status: str | None = None, limit: int = 50,
+                     cursor: str | None = None, agent_ids: Sequence[str] | None = None) -> dict[str, Any]:
+    """One page, oldest first: ``{"items": [...], "next_cursor": str | None}``.
+    ``agent_ids`` (None: every agent) limits it to those agents' escalations."""
+    issues = []
+    if status is not None and status not in STATUSES:
+        issues.append(FieldIssue("status", f"must be one of {', '.join(STATUSES)}"))
+    if not 1 <= limit <= LIST_LIMIT_MAX:
+        issues.append(FieldIssue("limit", f"must be between 1 and {LIST_LIMIT_MAX}"))
+    after = _decode_cursor(cursor, issues)
+    if issues:
+        raise ValidationFailed(issues)
+    with tenant_tx(engine, org_id) as conn:
+        rows = conn.execute(_LIST, {"org_id": org_id, "status": status, "limit": limit + 1,
+                                    "agent_ids": None if agent_ids is None else list(agent_ids),
+                                    "after_at": after[0], "after_id": after[1]}).all()
+    items = [view(row) for row in rows[:limit]]
+    more = len(rows) > limit
+    return {"items": items, "next_cursor": _encode_cursor(rows[limit - 1]) if more else None}
+
+
+def get_escalation(engine: Any, org_id: str, escalation_id: str,
+                   agent_ids: Sequence[str] | None = None) -> dict[str, Any]:
+    """One escalation with its decision history (every decision, automatic or human)."""
+    key = _parse_id(escalation_id)
+    with tenant_tx(engine, org_id) as conn:
+        row = _visible(conn.execute(_GET, {"org_id": org_id, "id": key}).first(), agent_ids)
+        decisions = conn.execute(_DECISIONS, {"org_id": org_id, "id": key}).all()
+    return {**view(row), "decisions": [_decision_view(d) for d in decisions]}
+
+
+def resolve(engine: Any, org_id: str, escalation_id: str, outcome: str, note: str | None,
+            decided_by: str, cache: Any = None, agent_ids: Sequence[str] | None = None) -> dict[str, Any]:
+    """A person's decision, applied now. ``decided_by`` is ``api_key:<key id>`` or
+    ``cli:<user>``. Raises ``ValidationFailed``, ``EscalationNotFound`` or
+    ``EscalationAlreadyResolved``; returns the escalation as :func:`get_escalation` does."""
+    decision = _human_decision(outcome, note, decided_by)
+    key = _parse_id(escalation_id)
+    with tenant_tx(engine, org_id) as conn:
+        row = _visible(applying.lock_escalation(conn, org_id, key), agent_ids)
+        if row.status == "resolved":
+            raise EscalationAlreadyResolved(view(row))
+        applied = applying.apply(conn, row, decision)
+    _after_commit(cache, org_id, applied)
+    log.info("escalation_resolved", escalation_id=key, org_id=org_id, outcome=outcome, by="person",
+             previous_status=row.status)
+    return get_escalation(engine, org_id, key)
+
+
+def _visible(row: Any, agent_ids: Sequence[str] | None) -> Any:
+    if row is None or (agent_ids is not None and row.agent_id not in agent_ids):
+        raise EscalationNotFound("escalation not found")
+    return row
+
+
+def _human_decision(outcome: str, note: str | None, decided_by: str) -> applying.Decision:
+    issues = []
+    if outcome not in HUMAN_OUTCOMES:
+        issues.append(FieldIssue("outcome", f"must be one of {', '.join(HUMAN_OUTCOMES)}"))
+    if note is not None and (not isinstance(note, str) or len(note) > NOTE_MAX_CHARS):
+        issues.append(FieldIssue("note", f"must be a string of at most {NOTE_MAX_CHARS} characters"))
+    if issues:
+        raise ValidationFailed(issues)
+    if not decided_by.startswith(HUMAN_PREFIXES) or len(decided_by) <= len("cli:"):
+        raise ValueError("a person's decision is made by api_key:<key id> or cli:<user>")
+    reason = note.strip() if note and note.strip() else DEFAULT_HUMAN_REASON
+    return applying.Decision(outcome, reason, decided_by, {"decided_by_person": True})
+
+
+def _after_commit(cache: Any, org_id: str, applied: applying.Applied) -> None:
+    from worker.metrics import get_metrics
+
+    get_metrics().conflict_decided(applied.outcome)
+    if cache is not None and applied.superseded:
+        cache.evict(org_id, applied.superseded)
+
+
+def _parse_id(escalation_id: str) -> str:
+    try:
+        return str(uuid.UUID(str(escalation_id)))
+    except ValueError:
+        raise EscalationNotFound("escalation not found") from None
+
+
+def view(row: Any) -> dict[str, Any]:
+    """The escalation as the API shows it: identifiers, statuses, decision; never content."""
+    return {
+        "escalation_id": str(row.id), "org_id": row.org_id, "agent_id": row.agent_id,
+        "memory_id": str(row.memory_id), "candidate_id": str(row.candidate_id), "reason": row.reason,
+        "evidence": dict(row.evidence or {}), "status": row.status, "outcome": row.outcome,
+        "decided_by": row.decided_by, "decision_reason": row.decision_reason,
+        "decided_at": _iso(row.decided_at), "attempts": row.attempts,
+        "next_attempt_at": _iso(row.next_attempt_at), "last_error": row.last_error,
+        "created_by_job": str(row.created_by_job) if row.created_by_job else None,
+        "created_at": _iso(row.created_at), "updated_at": _iso(row.updated_at),
+    }
+
+
+def _decision_view(row: Any) -> dict[str, Any]:
+    return {"outcome": row.outcome, "decided_by": row.decided_by, "reason": row.reason,
+            "details": dict(row.details or {}), "decided_at": _iso(row.decided_at)}
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value else None
+
+
+def _encode_cursor(row: Any) -> str:
+    raw = json.dumps([row.created_at.isoformat(), str(row.id)]).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str | None, issues: list[FieldIssue]) -> tuple[datetime | None, str | None]:
+    if not cursor:
+        return None, None
+    try:
+        at, key = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        if not isinstance(at, str) or not isinstance(key, str):
+            raise TypeError("cursor fields must be strings")
+        return datetime.fromisoformat(at), str(uuid.UUID(key))
+    except (ValueError, TypeError):
+        issues.append(FieldIssue("cursor", "is not a cursor this service returned"))
+        return None, None

@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test install clean-data
+.PHONY: run test install clean-data demo bench
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -24,3 +24,11 @@ test: $(STAMP)
 
 clean-data:
 	rm -rf .ibex
+
+# Against a running `make run` stack, in a second shell.
+demo: $(STAMP)
+	$(PY) -m ops.demo
+
+# Benchmarks (bounded in time; results in ops/bench/results/).
+bench: $(STAMP)
+	$(PY) -m ops.bench.search_scale --sizes 10000,100000,1000000

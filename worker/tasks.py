@@ -7,6 +7,7 @@ No business logic lives here.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import structlog
@@ -72,10 +73,38 @@ def _retry_or_give_up(task: Any, stage: str, job_ids: list[str], exc: Any, deps:
     raise task.retry(args=[job_ids], countdown=countdown, exc=None)
 
 
+def _start_metrics_endpoint(settings: Settings) -> None:
+    """In the worker's main process: /metrics over every pool process's multiprocess files."""
+    folder = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if not settings.worker_metrics_port:
+        return
+    if not folder:
+        log.warning("worker_metrics_disabled", reason="PROMETHEUS_MULTIPROC_DIR unset")
+        return
+    from prometheus_client import CollectorRegistry, start_http_server
+    from prometheus_client.multiprocess import MultiProcessCollector
+
+    registry = CollectorRegistry()
+    MultiProcessCollector(registry, path=folder)
+    start_http_server(settings.worker_metrics_port, addr=settings.worker_metrics_host, registry=registry)
+    log.info("worker_metrics_serving", port=settings.worker_metrics_port)
+
+
 def _connect_signals(app: Celery, settings: Settings) -> None:
     @signals.setup_logging.connect(weak=False)
     def _logging(**_: Any) -> None:
         configure_logging(settings.log_format, settings.log_level)
+
+    @signals.worker_init.connect(weak=False)
+    def _serve_metrics(**_: Any) -> None:
+        _start_metrics_endpoint(settings)
+
+    @signals.worker_process_shutdown.connect(weak=False)
+    def _forget_process(pid: int | None = None, **_: Any) -> None:
+        if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+            from prometheus_client import multiprocess
+
+            multiprocess.mark_process_dead(pid or os.getpid())
 
     @signals.worker_process_init.connect(weak=False)
     def _init_process(**_: Any) -> None:

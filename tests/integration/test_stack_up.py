@@ -26,6 +26,30 @@ def _wait_for(path, needle, proc, timeout=150.0):
     raise AssertionError(f"never saw {needle!r}:\n{path.read_text(errors='replace')[-3000:]}")
 
 
+def _flower_lists_the_pipeline_tasks(out, data_dir, job_id):
+    """Flower, started by the stack with basic auth, shows the stage tasks of the write (their
+    arguments are the job id, never content) and refuses a request without credentials."""
+    import re
+
+    import httpx
+
+    url = re.search(r"Flower\s+(http://\S+)", out.read_text()).group(1)
+    user, password = (data_dir / "flower-auth").read_text().strip().split(":", 1)
+    assert httpx.get(f"{url}/api/tasks", timeout=10).status_code == 401
+    deadline = time.monotonic() + 30
+    names: set[str] = set()
+    while time.monotonic() < deadline:
+        answer = httpx.get(f"{url}/api/tasks", auth=(user, password), timeout=10)
+        if answer.status_code == 200:
+            tasks = answer.json().values()
+            names = {t.get("name") for t in tasks}
+            if "ibex.stage.persist" in names:
+                assert all(job_id in str(t.get("args")) for t in tasks if t.get("name") == "ibex.stage.validate")
+                return
+        time.sleep(0.5)
+    raise AssertionError(f"Flower never listed the pipeline's tasks: {sorted(filter(None, names))}")
+
+
 def _processes_using(marker: str) -> list[psutil.Process]:
     found = []
     for proc in psutil.process_iter(["cmdline", "status"]):
@@ -65,6 +89,7 @@ def test_ibex_up_runs_the_stack_refuses_a_second_copy_and_stops_cleanly(tmp_path
         assert submitted.returncode == 0, submitted.stdout + submitted.stderr
         view = json.loads(submitted.stdout)
         assert view["status"] == "succeeded" and view["outcome"] == "created" and view["memory_id"]
+        _flower_lists_the_pipeline_tasks(out, data_dir, view["job_id"])
         descendants = psutil.Process(up.pid).children(recursive=True)
         assert len(descendants) >= 3  # worker (+ pool children), sweeper, redis, postgres
     finally:

@@ -1,0 +1,92 @@
+"""docker-compose.yml, checked without a container engine: every service of our image runs a
+real `ibex` entry point, every IBEX_ variable it sets is a real setting, infrastructure is
+healthchecked and waited for, and Flower is bound to localhost only."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+import yaml
+
+from worker.cli import build_parser
+from worker.config import Settings
+
+ROOT = Path(__file__).resolve().parents[2]
+COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+SERVICES = COMPOSE["services"]
+OURS = {name: svc for name, svc in SERVICES.items() if svc.get("image", "").startswith("ibex-memory-writer")}
+SETTINGS = {f"IBEX_{name.upper()}" for name in Settings.model_fields}
+
+
+def _argv(command: list[str]) -> list[str]:
+    """The `ibex …` argv a service runs, with ${VAR:-default} read as its default."""
+    if command[:2] == ["sh", "-c"]:
+        script = re.sub(r"\$\$\{[A-Z_]+:-([^}]*)\}", r"\1", command[2])
+        command = shlex.split(script.removeprefix("exec "))
+    assert command[0] == "ibex", command
+    return command[1:]
+
+
+def _env_files(svc: dict) -> list[Path]:
+    return [ROOT / f"{path}.example" for path in svc.get("env_file", [])]
+
+
+def _variables(svc: dict) -> set[str]:
+    names = set(svc.get("environment", {}))
+    for path in _env_files(svc):
+        names |= {line.split("=", 1)[0] for line in path.read_text().splitlines()
+                  if line.strip() and not line.startswith("#")}
+    return names
+
+
+def test_the_compose_file_has_every_service_of_the_design():
+    assert {"postgres", "redis", "migrate", "api", "worker", "escalations", "sweeper", "flower"} <= set(SERVICES)
+    assert SERVICES["postgres"]["image"].startswith("pgvector/pgvector:")
+    redis_cmd = " ".join(SERVICES["redis"]["command"])
+    assert "--appendonly yes" in redis_cmd and "--maxmemory-policy noeviction" in redis_cmd
+
+
+@pytest.mark.parametrize("name", sorted(OURS))
+def test_each_service_runs_a_real_ibex_entry_point(name):
+    args = build_parser()[0].parse_args(_argv(OURS[name]["command"]))
+    assert args.command
+
+
+@pytest.mark.parametrize("name", sorted(OURS))
+def test_each_ibex_variable_a_service_sets_is_a_real_setting(name):
+    ibex_vars = {v for v in _variables(OURS[name]) if v.startswith("IBEX_")}
+    assert ibex_vars, "a service of ours with no IBEX_ settings at all is suspicious"
+    assert ibex_vars <= SETTINGS, ibex_vars - SETTINGS
+    others = {v for v in _variables(OURS[name]) if not v.startswith("IBEX_")}
+    assert others <= {"PROMETHEUS_MULTIPROC_DIR"}, others
+
+
+def test_one_image_serves_every_service_of_ours():
+    assert {svc["image"] for svc in OURS.values()} == {"ibex-memory-writer:latest"}
+    assert all(svc["build"]["dockerfile"] == "ops/Dockerfile" for svc in OURS.values())
+    assert (ROOT / "ops" / "Dockerfile").exists()
+    assert "en_core_web_md" in (ROOT / "ops" / "Dockerfile").read_text()
+
+
+def test_everything_waits_for_a_completed_migration_and_healthy_infrastructure():
+    assert SERVICES["migrate"]["depends_on"]["postgres"]["condition"] == "service_healthy"
+    for name, svc in OURS.items():
+        if name == "migrate":
+            continue
+        assert svc["depends_on"]["migrate"]["condition"] == "service_completed_successfully", name
+    for name, svc in SERVICES.items():
+        assert "healthcheck" in svc or name == "migrate", f"{name} has no healthcheck"
+
+
+def test_flower_is_published_on_localhost_only_and_requires_auth_from_the_env_file():
+    ports = SERVICES["flower"]["ports"]
+    assert ports and all(str(p).startswith("127.0.0.1:") for p in ports)
+    assert "IBEX_FLOWER_BASIC_AUTH" in _variables(SERVICES["flower"])
+
+
+def test_secrets_live_in_env_files_not_in_the_compose_file():
+    text = (ROOT / "docker-compose.yml").read_text().lower()
+    assert "password" not in text and "secret" not in text.replace("secrets come from", "")

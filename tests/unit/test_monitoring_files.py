@@ -1,0 +1,58 @@
+"""The Grafana dashboard is valid JSON whose queries name only metrics the project exports,
+and the Prometheus config scrapes the endpoints the services serve."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+SUFFIXES = ("_bucket", "_count", "_sum", "_total")
+PROMQL_WORDS = {"sum", "by", "rate", "histogram_quantile", "le", "irate", "increase", "avg", "max", "min",
+                "without", "on", "ignoring", "group_left", "group_right"}
+
+
+def exported_metric_names() -> set[str]:
+    """Every metric name declared in the code: Counter/Gauge/Histogram(...) and metric families."""
+    names = set()
+    for path in [*ROOT.glob("worker/**/*.py"), *ROOT.glob("api/**/*.py")]:
+        for match in re.finditer(r"(?:Counter|Gauge|Histogram|GaugeMetricFamily|CounterMetricFamily)\(\s*\"(ibex_\w+)\"",
+                                 path.read_text()):
+            names.add(match.group(1))
+    return names
+
+
+def _base(name: str) -> str:
+    for suffix in SUFFIXES:
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def test_the_dashboard_is_valid_json_and_queries_only_exported_metrics():
+    dashboard = json.loads((ROOT / "ops" / "grafana" / "ibex-dashboard.json").read_text())
+    exported = exported_metric_names() | {f"{n}_total" for n in exported_metric_names()}
+    exprs = [t["expr"] for p in dashboard["panels"] for t in p["targets"]]
+    assert exprs, "a dashboard without queries"
+    used = set()
+    for expr in exprs:
+        for token in re.findall(r"\b(ibex_\w+)", expr):
+            used.add(token)
+    assert used, "no ibex metric is queried"
+    unknown = {name for name in used if name not in exported and _base(name) not in exported}
+    assert unknown == set()
+    for required in ("ibex_memory_dedup_total", "ibex_memory_conflicts_total", "ibex_memory_conflict_llm_calls_total",
+                     "ibex_stage_duration_seconds_bucket", "ibex_jobs_backlog", "ibex_escalations_backlog",
+                     "ibex_pii_findings_total"):
+        assert any(required in e for e in exprs), required
+
+
+def test_prometheus_scrapes_the_api_and_the_worker_metrics_ports_of_the_compose_file():
+    config = yaml.safe_load((ROOT / "ops" / "prometheus" / "prometheus.yml").read_text())
+    targets = {t for job in config["scrape_configs"] for sc in job["static_configs"] for t in sc["targets"]}
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]
+    assert f"api:{compose['api']['environment']['IBEX_API_PORT']}" in targets
+    assert f"worker:{compose['worker']['environment']['IBEX_WORKER_METRICS_PORT']}" in targets

@@ -228,3 +228,25 @@ def read_counter(metrics_dir: Path, name: str) -> float:
             if sample.name == f"{name}_total" or sample.name == name:
                 total += sample.value
     return total
+
+
+def isolated_queues(prefix: str) -> dict[str, str]:
+    """Stage queue settings no other test's worker consumes (``queue_<stage>=<prefix>.<stage>``)."""
+    from worker.config import STAGES
+
+    return {f"queue_{stage}": f"{prefix}.{stage}" for stage in STAGES}
+
+
+def wait_until_healthy(url: str, timeout: float = 60.0) -> None:
+    """Wait for an ``ibex api`` process to answer ``/healthz``."""
+    import httpx
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass  # not listening yet
+        time.sleep(0.2)
+    raise TimeoutError(f"{url} never answered /healthz")

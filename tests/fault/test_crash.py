@@ -7,9 +7,8 @@ import time
 
 from sqlalchemy import text
 
-from tests.conftest import make_settings, memory, new_scope, query, start_sweeper, start_worker
+from tests.conftest import isolated_queues, make_settings, memory, new_scope, query, start_sweeper, start_worker
 from worker.celery_app import create_app
-from worker.config import STAGES
 from worker.submit import submit, wait_for_job
 
 # Short leases so recovery happens within the test: time limit < lease < visibility timeout.
@@ -19,7 +18,7 @@ FAST_RECOVERY = dict(task_soft_time_limit=4, task_time_limit=5, job_lease_second
 
 def _isolated(infra, prefix):
     """Settings whose stage queues no other test's worker consumes."""
-    queues = {f"queue_{stage}": f"{prefix}.{stage}" for stage in STAGES}
+    queues = isolated_queues(prefix)
     return make_settings(infra, **queues, **FAST_RECOVERY), {**queues, **FAST_RECOVERY}
 
 

@@ -3,17 +3,16 @@ all of them and hands each on separately, with per-job semantics unchanged."""
 
 from __future__ import annotations
 
-from tests.conftest import make_settings, new_scope, query, start_worker
+from tests.conftest import isolated_queues, make_settings, new_scope, query, start_worker
 from worker import jobs
 from worker.celery_app import create_app
-from worker.config import STAGES
 from worker.db import tenant_tx
 from worker.publish import publish
 from worker.submit import wait_for_job
 
 
 def _isolated(infra, prefix, **extra):
-    queues = {f"queue_{stage}": f"{prefix}.{stage}" for stage in STAGES}
+    queues = isolated_queues(prefix)
     return make_settings(infra, **queues, **extra), {**queues, **extra}
 
 

@@ -11,9 +11,8 @@ import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
 from ops import demo
-from tests.conftest import Proc, make_settings, start_worker
+from tests.conftest import Proc, isolated_queues, make_settings, start_worker, wait_until_healthy
 from tests.escalation_support import start_poller
-from worker.config import STAGES
 from worker.devstack import free_port
 
 
@@ -29,7 +28,7 @@ def _metric(text: str, name: str, **labels: str) -> float:
 def test_the_demo_ends_as_expected_and_metrics_show_what_it_did(infra, engine, tmp_path):
     run = uuid.uuid4().hex[:6]
     orgs = {"a": f"demo-acme-{run}", "b": f"demo-globex-{run}"}
-    queues = {f"queue_{stage}": f"demo.{stage}" for stage in STAGES}
+    queues = isolated_queues("demo")
     metrics_dir = tmp_path / "metrics"
     metrics_dir.mkdir()
     worker = start_worker(infra, "demo-worker", queues=",".join(make_settings(infra, **queues).all_queues),
@@ -40,7 +39,7 @@ def test_the_demo_ends_as_expected_and_metrics_show_what_it_did(infra, engine, t
                {**infra.env(**queues), "PROMETHEUS_MULTIPROC_DIR": str(metrics_dir)})
     url = f"http://127.0.0.1:{port}"
     try:
-        _wait_healthy(url)
+        wait_until_healthy(url)
         keys = demo.make_keys(infra.pg.url, list(orgs.values()))
         rows = demo.run_demo(url, keys, orgs)
         metrics = httpx.get(f"{url}/metrics", timeout=10).text
@@ -75,17 +74,3 @@ def test_the_demo_ends_as_expected_and_metrics_show_what_it_did(infra, engine, t
     assert stage_counts["embed"] == jobs - sum(r.outcome == "exact_duplicate" for r in rows)
     assert _metric(metrics, "ibex_embedding_texts_total") == stage_counts["embed"] - sum(
         r.final_status == "quarantined" for r in rows)
-
-
-def _wait_healthy(url: str, timeout: float = 60.0) -> None:
-    import time
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.2)
-    raise TimeoutError("demo API never became healthy")

@@ -10,26 +10,13 @@ import uuid
 
 import httpx
 
-from tests.conftest import Proc, make_settings, start_sweeper, start_worker
+from tests.conftest import Proc, isolated_queues, make_settings, start_sweeper, start_worker, wait_until_healthy
 from tests.escalation_support import start_poller
 from worker import apikeys
-from worker.config import STAGES
 from worker.devstack import free_port
 
 # Ten or more comma-separated floats in a row: an embedding (or part of one) in a log line.
 VECTOR_RE = re.compile(r"(-?\d+\.\d+(e-?\d+)?\s*,\s*){9,}-?\d+\.\d+")
-
-
-def _wait_healthy(url: str, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.2)
-    raise TimeoutError("API never became healthy")
 
 
 def _wait_for(predicate, timeout: float = 60.0) -> None:
@@ -47,7 +34,7 @@ def test_no_canary_vector_or_api_key_reaches_any_log_stream(infra, engine):
     org, agent = f"logs-{run}", "support-bot"
     email, phone, name = f"zq.{tag}@example.com", "+1 415 555 0143", "Rosalind Featherstone"
     canaries = [email, tag + "@", phone, "415 555 0143", name, "Featherstone"]
-    queues = {f"queue_{stage}": f"logs.{stage}" for stage in STAGES}
+    queues = isolated_queues("logs")
     worker = start_worker(infra, f"logs-worker-{run}", queues=",".join(make_settings(infra, **queues).all_queues),
                           **queues)
     poller = start_poller(infra, f"logs-poller-{run}", org=org)
@@ -57,7 +44,7 @@ def test_no_canary_vector_or_api_key_reaches_any_log_stream(infra, engine):
     url = f"http://127.0.0.1:{port}"
     key, _ = apikeys.create(engine, org, None, "log canary test")
     try:
-        _wait_healthy(url)
+        wait_until_healthy(url)
         with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=60) as client:
             first = f"{name} ({email}, {phone}) says the team standup is at 9am on Mondays."
             second = f"{name} ({email}, {phone}) says the team standup is at 10am on Mondays."

@@ -20,6 +20,7 @@ from api.metrics import get_api_metrics
 from api.middleware import RequestContext
 from api.routes import escalations, memories, ops, reads
 from api.schemas import request_components
+from worker.adapters.cache import RedisCache
 from worker.backlog import Backlog
 from worker.celery_app import create_app as create_celery_app
 from worker.config import Settings, get_settings
@@ -39,7 +40,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     engine = make_engine(settings.database_url, pool_size=settings.api_db_pool_size)
     state = ApiState(settings=settings, engine=engine, producer=_producer(settings),
                      backlog=Backlog(engine, settings.backlog_cache_seconds), metrics=get_api_metrics(),
-                     redis=redis.Redis.from_url(settings.redis_url, socket_timeout=1, socket_connect_timeout=1))
+                     redis=redis.Redis.from_url(settings.redis_url, socket_timeout=1, socket_connect_timeout=1),
+                     cache=RedisCache(settings.redis_url, settings.cache_ttl_seconds) if settings.cache_enabled else None)
     app = FastAPI(title="IBEX memory write API", version=API_VERSION, description=_DESCRIPTION,
                   lifespan=_lifespan, docs_url="/docs", redoc_url=None, openapi_url="/openapi.json")
     app.state.ibex = state
@@ -79,6 +81,8 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     state.engine.dispose()
     state.producer.close()
     state.redis.close()
+    if state.cache is not None:
+        state.cache.close()
 
 
 def _openapi(app: FastAPI, settings: Settings) -> dict[str, Any]:

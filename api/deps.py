@@ -22,7 +22,8 @@ class ApiState:
     producer: Any  # a Celery app, used to publish job ids only
     backlog: Backlog
     metrics: ApiMetrics
-    redis: Any  # for /readyz only
+    redis: Any  # for /readyz
+    cache: Any = None  # the read cache: a person's supersedes decision evicts the older memory
 
 
 def api_state(request: Request) -> ApiState:

@@ -98,7 +98,10 @@ class Settings(BaseSettings):
     retry_backoff_base: float = Field(1.0, gt=0)
     retry_backoff_cap: float = Field(60.0, gt=0)
     sweeper_interval_seconds: float = Field(5.0, gt=0)
-    republish_after_seconds: float = Field(30.0, gt=0)  # unclaimed published job considered lost
+    # An unclaimed job published this long ago is taken as lost and published again. Longer than
+    # a normal wait in the queue (a duplicate is harmless but costs a delivery), short enough
+    # that a publish lost to a broker outage is redone soon.
+    republish_after_seconds: float = Field(120.0, gt=0)
     worker_concurrency: int = Field(2, ge=1)
     # Micro-batching: a stage delivery also takes jobs waiting on its queue, up to this many
     # in all (one model call, one hop for many writes); 1 switches batching off.

@@ -91,13 +91,28 @@ _FAIL = text(
            finished_at = now(), updated_at = now()
      WHERE org_id = :org_id AND id = :job_id AND status IN ('queued', 'running')
        AND CASE WHEN CAST(:lease_token AS uuid) IS NULL
-                THEN lease_token IS NULL OR lease_expires_at < now()   -- nobody else is working on it
+                THEN (lease_token IS NULL OR lease_expires_at < now())  -- nobody else is working on it
+                     AND stage = CAST(:stage AS text)                    -- and it has not moved on
                 ELSE lease_token = CAST(:lease_token AS uuid) END
     """
 )
 
+_RETIRE = text(
+    """
+    UPDATE memory_write_jobs
+       SET status = 'failed', error = CAST(:error AS jsonb), raw_content = NULL, embedding = NULL,
+           context = context - 'content', lease_token = NULL, lease_expires_at = NULL,
+           finished_at = now(), updated_at = now()
+     WHERE org_id = :org_id AND id = :job_id AND status IN ('queued', 'running')
+       AND (lease_token IS NULL OR lease_expires_at < now())
+    RETURNING id
+    """
+)
+_JOB_STATUS = text("SELECT status FROM memory_write_jobs WHERE org_id = :org_id AND id = :job_id FOR UPDATE")
+
 _RELEASE = text(
-    "UPDATE memory_write_jobs SET lease_token = NULL, lease_expires_at = NULL, updated_at = now() "
+    "UPDATE memory_write_jobs SET lease_token = NULL, lease_expires_at = NULL, updated_at = now(), "
+    "published_at = now() + make_interval(secs => :hold_seconds) "
     "WHERE org_id = :org_id AND id = :job_id AND lease_token = :lease_token"
 )
 
@@ -161,11 +176,12 @@ def finish(conn: Any, ctx: WriteContext, *, outcome: str, memory_id: str, respon
 
 
 def fail(conn: Any, *, org_id: str, agent_id: str, job_id: str, lease_token: str | None,
-         idempotency_key: str | None, error: dict[str, Any], final_status: int | None) -> bool:
+         idempotency_key: str | None, error: dict[str, Any], final_status: int | None,
+         stage: str | None = None) -> bool:
     """Mark a job failed. A permanent failure (``final_status`` given, e.g. 422) becomes the
     idempotency key's final answer; a transient one releases the key so a retry runs anew."""
     done = conn.execute(_FAIL, {"org_id": org_id, "job_id": job_id, "lease_token": lease_token,
-                                "error": json.dumps(error)}).rowcount == 1
+                                "stage": stage, "error": json.dumps(error)}).rowcount == 1
     if done and idempotency_key:
         params = {"org_id": org_id, "agent_id": agent_id, "key": idempotency_key, "job_id": job_id}
         if final_status is None:
@@ -176,8 +192,23 @@ def fail(conn: Any, *, org_id: str, agent_id: str, job_id: str, lease_token: str
     return done
 
 
-def release(conn: Any, ctx: WriteContext) -> None:
-    conn.execute(_RELEASE, {"org_id": ctx.org_id, "job_id": ctx.job_id, "lease_token": ctx.lease_token})
+def retire_for_takeover(conn: Any, org_id: str, job_id: str) -> bool:
+    """An idempotency claim's lease ran out and a new request with the key wants it. Its old
+    job may only be replaced if nobody is working on it: an unfinished job without a live
+    lease is failed (``TAKEN_OVER``; its later deliveries find it finished and drop it), so at
+    most one of the two can ever persist. False when a worker holds it (still in progress)."""
+    row = conn.execute(_JOB_STATUS, {"org_id": org_id, "job_id": job_id}).first()
+    if row is None or row.status not in ("queued", "running"):
+        return True
+    error = {"code": "TAKEN_OVER", "message": "a retry with the same idempotency key replaced this job"}
+    return conn.execute(_RETIRE, {"org_id": org_id, "job_id": job_id, "error": json.dumps(error)}).first() is not None
+
+
+def release(conn: Any, ctx: WriteContext, hold_seconds: float = 0.0) -> None:
+    """Give the job up for a delayed retry. ``hold_seconds`` (the longest retry countdown) keeps
+    the sweeper from re-publishing it before its own retry message is due."""
+    conn.execute(_RELEASE, {"org_id": ctx.org_id, "job_id": ctx.job_id, "lease_token": ctx.lease_token,
+                            "hold_seconds": hold_seconds})
 
 
 def fingerprint(body: dict[str, Any]) -> str:
@@ -186,9 +217,10 @@ def fingerprint(body: dict[str, Any]) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-UNFINISHED_BY_IDS = text(
+EXHAUSTED_BY_IDS = text(
     "SELECT id, org_id, agent_id, idempotency_key FROM memory_write_jobs "
-    "WHERE id = ANY(:ids) AND status IN ('queued', 'running')"
+    "WHERE id = ANY(:ids) AND stage = :stage AND status IN ('queued', 'running') AND attempts >= :cap "
+    "AND (lease_token IS NULL OR lease_expires_at < now())"
 ).bindparams(_IDS)
 
 _SWEEP = text(

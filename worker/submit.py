@@ -147,6 +147,9 @@ def _record(engine: Any, settings: Any, body: dict[str, Any], request: dict[str,
             replay = _existing_claim(claim, fingerprint)
             if replay is not None:
                 return replay
+        if claim is not None and not jobs.retire_for_takeover(conn, org_id, str(claim.job_id)):
+            # The claim's lease ran out but its job is alive (a worker holds it): still in progress.
+            raise IdempotencyInProgress(str(claim.job_id), retry_after=5)
         if admit is not None:
             admit()
         job_id = jobs.insert_job(conn, org_id, agent_id, request["content"], fields, key,

@@ -19,7 +19,7 @@ from worker.config import STAGES, Settings, get_settings
 from worker.db import dispose_engines
 from worker.errors import TransientError
 from worker.logs import configure_logging
-from worker.pipeline.runner import fail_jobs, run_stage
+from worker.pipeline.runner import fail_exhausted, run_stage
 from worker.publish import publish, task_name
 from worker.retry import backoff_seconds
 
@@ -65,9 +65,11 @@ def _retry_or_give_up(task: Any, stage: str, job_ids: list[str], exc: Any, deps:
     attempt = task.request.retries + 1
     if attempt > task.max_retries:
         try:
-            fail_jobs(job_ids, deps, exc, stage)
+            failed = fail_exhausted(job_ids, deps, exc, stage)
         except TransientError:
-            log.error("stage_abandoned", stage=stage, jobs=len(job_ids))  # lease expiry + sweeper recover
+            failed = []
+        if len(failed) < len(job_ids):  # the rest keep their own attempt budget: the sweeper re-publishes
+            log.warning("stage_retries_exhausted", stage=stage, jobs=len(job_ids), failed=len(failed))
         return
     countdown = backoff_seconds(attempt, base=deps.settings.retry_backoff_base, cap=deps.settings.retry_backoff_cap)
     raise task.retry(args=[job_ids], countdown=countdown, exc=None)

@@ -85,7 +85,7 @@ async def resolve_escalation(escalation_id: str, request: Request, key: ApiKey =
     body = _resolve_body(await request.body())
     try:
         return await blocking(service.resolve, state.engine, key.org_id, escalation_id, body.outcome, body.note,
-                              f"api_key:{key.id}", None, agent_filter(key))
+                              f"api_key:{key.id}", state.cache, agent_filter(key))
     except service.EscalationNotFound:
         raise ApiError(404, "NOT_FOUND", "no such escalation") from None
     except service.EscalationAlreadyResolved as exc:

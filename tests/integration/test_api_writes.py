@@ -163,7 +163,7 @@ def test_fifty_concurrent_identical_keyed_posts_make_one_job_and_one_memory(api,
 def test_twenty_five_against_twenty_five_bodies_one_wins_and_the_other_creates_nothing(api, engine, make_key, pipeline):
     org = new_scope()
     api_key = make_key(org)
-    for round_no in range(3):
+    for round_no in range(10):  # released together, repeated like the same-body burst
         agent, key = new_scope("agent"), new_key()
         bodies = {"A": memory(org, agent, f"Round {round_no}: the on-call phone is the red one."),
                   "B": memory(org, agent, f"Round {round_no}: the on-call phone is the blue one.")}

@@ -41,6 +41,9 @@ class RedisCache:
             return False
         return True
 
+    def close(self) -> None:
+        self._client.close()
+
     def get(self, org_id: str, memory_id: str) -> dict[str, Any] | None:
         try:
             raw = self._client.get(cache_key(org_id, memory_id))

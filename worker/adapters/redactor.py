@@ -153,6 +153,11 @@ class PresidioRedactor:
         self._analyzer = AnalyzerEngine(registry=registry, nlp_engine=engine, supported_languages=["en"])
         self._nlp = nlp
         self.policy = policy
+        # Disallowed types are looked for too, even when they are not redaction targets.
+        self._entities = list(dict.fromkeys((*policy.entities, *policy.disallowed)))
+        unknown = set(self._entities) - set(self._analyzer.get_supported_entities("en"))
+        if unknown:
+            raise ValueError(f"PII entity types no recognizer supports: {sorted(unknown)}")
         from importlib.metadata import version
 
         self.name = f"presidio-analyzer {version('presidio-analyzer')} / {model_name}"
@@ -164,7 +169,7 @@ class PresidioRedactor:
         for text, doc in zip(texts, self._nlp.pipe(texts, batch_size=64)):
             artifacts = self._engine._doc_to_nlp_artifact(doc, "en")
             results = self._analyzer.analyze(
-                text=text, language="en", entities=list(self.policy.entities),
+                text=text, language="en", entities=self._entities,
                 score_threshold=min(self.policy.quarantine_floor, self.policy.redaction_threshold),
                 nlp_artifacts=artifacts,
             )

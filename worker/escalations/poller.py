@@ -79,6 +79,8 @@ class Poller:
             if self.stop.is_set():
                 self._release(batch[index:])
                 break
+            if index:
+                self._renew(batch[index:])
             self.handle(claim)
         return len(batch)
 
@@ -86,6 +88,12 @@ class Poller:
         log.debug("poller_idle", poller=self.owner, wait_s=round(self._idle, 3))
         self.stop.wait(self._idle)
         self._idle = min(self._idle * 2, self.settings.escalation_idle_backoff_max_seconds)
+
+    def _renew(self, claims: list[queue.Claim]) -> None:
+        try:
+            queue.renew_waiting(self.engine, claims, self.settings.escalation_lease_seconds)
+        except TransientError:
+            log.warning("escalation_lease_renewal_failed", poller=self.owner, items=len(claims))
 
     def _release(self, claims: list[queue.Claim]) -> None:
         try:

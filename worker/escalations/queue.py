@@ -137,6 +137,18 @@ def _fact(row: Any) -> MemoryFact | None:
     return MemoryFact(str(row.id), row.content, row.valid_from, row.valid_until, row.subject_key, row.created_at)
 
 
+def renew_waiting(engine: Any, claims: Sequence[Claim], lease_seconds: int) -> None:
+    """Keep the not-yet-handled items of a batch leased while an earlier item is classified:
+    a lease covers one classification, not a whole batch, so without this the tail of a slow
+    batch would expire and be re-claimed (counting attempts it never used)."""
+    if not claims:
+        return
+    with maint_tx(engine) as conn:
+        for c in claims:
+            conn.execute(_RENEW, {"org_id": c.org_id, "id": c.id, "token": c.lease_token,
+                                  "lease_seconds": lease_seconds})
+
+
 def release(engine: Any, claims: Sequence[Claim]) -> int:
     """Hand unprocessed items back (graceful stop): pending again, the attempt not counted."""
     if not claims:

@@ -106,7 +106,10 @@ def _guard(stage: str, ctxs: Sequence[WriteContext], deps: Any, report: StageRep
         log.info("stage_dropped", stage=stage, jobs=len(ctxs), reason="lease_lost")
     except PermanentError as exc:
         for ctx in ctxs:
-            _fail(ctx, deps, exc, report, stage)
+            try:
+                _fail(ctx, deps, exc, report, stage)
+            except TransientError as db_exc:  # could not even record the failure: try again later
+                _retry_later(stage, [ctx], deps, report, db_exc)
     except TransientError as exc:
         _retry_later(stage, ctxs, deps, report, exc)
     except Exception as exc:  # a bug or an unmapped library error: bounded by the attempt cap
@@ -192,27 +195,31 @@ def _release(ctxs: Sequence[WriteContext], deps: Any, stage: str) -> None:
     for ctx in ctxs:
         try:
             with tenant_tx(deps.engine, ctx.org_id) as conn:
-                jobs.release(conn, ctx)
+                jobs.release(conn, ctx, hold_seconds=deps.settings.retry_backoff_cap)
         except TransientError:
             log.warning("lease_release_failed", stage=stage, job_id=ctx.job_id)  # expires on its own
 
 
-def fail_jobs(job_ids: Sequence[str], deps: Any, error: IbexError, stage: str) -> None:
-    """Retries exhausted for these ids: fail whichever are still unfinished."""
+def fail_exhausted(job_ids: Sequence[str], deps: Any, error: IbexError, stage: str) -> list[str]:
+    """A delivery ran out of retries: fail those of its jobs that used up their own attempts
+    at this stage and that nobody holds. Jobs that joined the batch later keep their budget
+    (released; the sweeper re-publishes them); jobs that moved on are left alone."""
+    cap = deps.settings.stage_max_retries + 1
     with maint_tx(deps.engine) as conn:
-        rows = list(conn.execute(jobs.UNFINISHED_BY_IDS, {"ids": list(job_ids)}))
+        rows = list(conn.execute(jobs.EXHAUSTED_BY_IDS, {"ids": list(job_ids), "stage": stage, "cap": cap}))
     report = StageReport()
     for row in rows:
         ctx = WriteContext(job_id=str(row.id), org_id=row.org_id, agent_id=row.agent_id, request={},
                            idempotency_key=row.idempotency_key)
         _fail(ctx, deps, error, report, stage, fenced=False)
+    return report.failed
 
 
 def _fail(ctx: WriteContext, deps: Any, exc: IbexError, report: StageReport, stage: str, *, fenced: bool = True) -> None:
     final_status = 422 if isinstance(exc, (ValidationFailed, PermanentError)) else None
     with tenant_tx(deps.engine, ctx.org_id) as conn:
         done = jobs.fail(conn, org_id=ctx.org_id, agent_id=ctx.agent_id, job_id=ctx.job_id,
-                         lease_token=ctx.lease_token if fenced else None,
+                         lease_token=ctx.lease_token if fenced else None, stage=stage,
                          idempotency_key=ctx.idempotency_key, error=exc.as_dict(), final_status=final_status)
     if done:
         report.failed.append(ctx.job_id)

@@ -22,6 +22,13 @@ _SET_TENANT = text(
     "SELECT set_config('role', 'ibex_tenant', true), set_config('ibex.org_id', :org_id, true)"
 )
 _SET_MAINT = text("SELECT set_config('role', 'ibex_maint', true)")
+_SET_TENANT_LIGHT = text(
+    "SELECT set_config('role', 'ibex_tenant', true), set_config('ibex.org_id', :org_id, true), "
+    "set_config('synchronous_commit', 'off', true)"
+)
+_SET_MAINT_LIGHT = text(
+    "SELECT set_config('role', 'ibex_maint', true), set_config('synchronous_commit', 'off', true)"
+)
 
 _engines: dict[str, Engine] = {}
 _engines_lock = threading.Lock()
@@ -57,16 +64,20 @@ def dispose_engines() -> None:
 
 
 @contextmanager
-def tenant_tx(engine: Engine, org_id: str) -> Iterator[Connection]:
+def tenant_tx(engine: Engine, org_id: str, *, durable: bool = True) -> Iterator[Connection]:
+    """``durable=False``: the commit does not wait for the WAL flush (``synchronous_commit =
+    off`` for this transaction only). For intermediate pipeline state that a crash may lose
+    safely - a lost claim or stage write-back only means the stage runs again - never for a
+    write a caller is told about (job insert, persist, failure)."""
     with _begin(engine) as conn:
-        conn.execute(_SET_TENANT, {"org_id": org_id})
+        conn.execute(_SET_TENANT if durable else _SET_TENANT_LIGHT, {"org_id": org_id})
         yield conn
 
 
 @contextmanager
-def maint_tx(engine: Engine) -> Iterator[Connection]:
+def maint_tx(engine: Engine, *, durable: bool = True) -> Iterator[Connection]:
     with _begin(engine) as conn:
-        conn.execute(_SET_MAINT)
+        conn.execute(_SET_MAINT if durable else _SET_MAINT_LIGHT)
         yield conn
 
 

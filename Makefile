@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+BENCH_STAMP := $(VENV)/.bench-installed
 
 .PHONY: run test install clean-data demo bench
 
@@ -29,6 +30,14 @@ clean-data:
 demo: $(STAMP)
 	$(PY) -m ops.demo
 
-# Benchmarks (bounded in time; results in ops/bench/results/).
-bench: $(STAMP)
-	$(PY) -m ops.bench.search_scale --sizes 10000,100000,1000000
+# Benchmarks (bounded in time, ~25 min on 2 cores; results in ops/bench/results/, summary in
+# ops/bench/RESULTS.md): write-path throughput (bound, batched, naive), then near-dup search
+# scale, then the chart and RESULTS.md tables from both result files.
+$(BENCH_STAMP): $(STAMP) pyproject.toml
+	$(PY) -m pip install --quiet -e '.[dev,bench]'
+	touch $(BENCH_STAMP)
+
+bench: $(BENCH_STAMP)
+	$(PY) -m ops.bench.service_bench --no-report
+	$(PY) -m ops.bench.search_scale --sizes 10000,100000,1000000 --hnsw-build-budget 600
+	$(PY) -m ops.bench.report

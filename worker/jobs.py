@@ -97,18 +97,7 @@ _FAIL = text(
     """
 )
 
-_RETIRE = text(
-    """
-    UPDATE memory_write_jobs
-       SET status = 'failed', error = CAST(:error AS jsonb), raw_content = NULL, embedding = NULL,
-           context = context - 'content', lease_token = NULL, lease_expires_at = NULL,
-           finished_at = now(), updated_at = now()
-     WHERE org_id = :org_id AND id = :job_id AND status IN ('queued', 'running')
-       AND (lease_token IS NULL OR lease_expires_at < now())
-    RETURNING id
-    """
-)
-_JOB_STATUS = text("SELECT status FROM memory_write_jobs WHERE org_id = :org_id AND id = :job_id FOR UPDATE")
+_JOB_STATUS = text("SELECT status, stage FROM memory_write_jobs WHERE org_id = :org_id AND id = :job_id FOR UPDATE")
 
 _RELEASE = text(
     "UPDATE memory_write_jobs SET lease_token = NULL, lease_expires_at = NULL, updated_at = now(), "
@@ -201,7 +190,9 @@ def retire_for_takeover(conn: Any, org_id: str, job_id: str) -> bool:
     if row is None or row.status not in ("queued", "running"):
         return True
     error = {"code": "TAKEN_OVER", "message": "a retry with the same idempotency key replaced this job"}
-    return conn.execute(_RETIRE, {"org_id": org_id, "job_id": job_id, "error": json.dumps(error)}).first() is not None
+    # No key handling here: the caller moves the claim to the new job in the same transaction.
+    return fail(conn, org_id=org_id, agent_id="", job_id=job_id, lease_token=None, idempotency_key=None,
+                error=error, final_status=None, stage=row.stage)
 
 
 def release(conn: Any, ctx: WriteContext, hold_seconds: float = 0.0) -> None:

@@ -21,7 +21,8 @@ HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 STAGES = ("validate", "pii", "exact_dedup", "embed", "near_dedup", "conflict", "labels", "persist")
 ROLES = ("worker", "postgres", "api", "redis", "sweeper", "bench_client")
-COLORS = {"batched": "tab:blue", "naive": "tab:orange", "batched-1thread": "tab:green"}
+COLORS = {"batched": "tab:blue", "naive": "tab:orange", "batched-1thread": "tab:green",
+          "batched-2threads": "tab:red"}
 
 
 def _median_run(mode: dict[str, Any], key: str) -> dict[str, Any]:
@@ -48,7 +49,8 @@ def chart(data: dict[str, Any], out: Path) -> None:
     for name, m in modes.items():
         c = COLORS.get(name, "tab:gray")
         sweep = sorted((s for s in m["steps"] if s["kind"] in ("sweep", "refine")), key=lambda s: s["offered_per_s"])
-        xs, ys = [s["offered_per_s"] for s in sweep], [s["committed_per_s"] for s in sweep]
+        line = [s for s in sweep if s["kind"] == "sweep"]  # the line joins the sweep; refine steps are dots
+        xs, ys = [s["offered_per_s"] for s in line], [s["committed_per_s"] for s in line]
         ax_tp.plot(xs, ys, "-", color=c, label=f"{name} (batch max {m['stage_batch_max']})")
         for s in sweep:
             ax_tp.plot(s["offered_per_s"], s["committed_per_s"], "o", color=c,
@@ -60,8 +62,11 @@ def chart(data: dict[str, Any], out: Path) -> None:
         reps = [s for s in m["steps"] if s["kind"] in ("max_repeat", "half_max")]
         ax_tp.plot([s["offered_per_s"] for s in reps], [s["committed_per_s"] for s in reps], "x", color=c, ms=6)
         for pct, style in (("p50", ":"), ("p95", "--"), ("p99", "-")):
-            ax_lat.plot(xs, [s["latency_ms"][pct] for s in sweep], style, marker="o", ms=4, color=c,
+            ax_lat.plot(xs, [s["latency_ms"][pct] for s in line], style, marker="o", ms=4, color=c,
                         label=f"{name} {pct}")
+        extra = [s for s in m["steps"] if s["kind"] in ("refine", "max_repeat")]
+        ax_lat.plot([s["offered_per_s"] for s in extra], [s["latency_ms"]["p99"] for s in extra], "x", ms=6,
+                    color=c, label=f"{name} p99, refine / max-point runs")
         half = [s for s in m["steps"] if s["kind"] == "half_max"]
         if half:
             ax_lat.plot([s["offered_per_s"] for s in half], [s["latency_ms"]["p99"] for s in half], "*", ms=11,
@@ -104,13 +109,16 @@ def chart(data: dict[str, Any], out: Path) -> None:
         if rest > 0:
             ax_stage.barh(i, rest, left=left, color="0.8", hatch="..",
                           label="other waiting" if i == 0 else None)
+        ax_stage.text(max(left, s["latency_mean_ms"] or 0.0), i, f"  mean {s['latency_mean_ms']:,.0f} ms",
+                      va="center", fontsize=8)
     ax_stage.barh([0], [0], color="white", hatch="//", edgecolor="0.4",
                   label="hatched: waiting for that stage (queue, hop, claim, write-back)")
     ax_stage.set_yticks(range(len(bars)), labels, fontsize=8)
     ax_stage.invert_yaxis()
     ax_stage.set(xlabel="mean ms per write, in pipeline order (solid: stage compute, timings_ms; hatched: wait before it)",
                  title="Where a write's latency goes")
-    ax_stage.legend(fontsize=7, ncol=3, loc="lower right")
+    ax_stage.legend(fontsize=7, ncol=2, loc="center right", framealpha=0.95)
+    ax_stage.set_xlim(0, max([(b["latency_mean_ms"] or 0.0) for b in bars] + [1.0]) * 1.25)
     ax_stage.grid(alpha=0.3, axis="x")
 
     cols, names = [], []
@@ -131,7 +139,8 @@ def chart(data: dict[str, Any], out: Path) -> None:
     ax_cpu.set_xticks(range(len(cols)), names, fontsize=8)
     ax_cpu.set(ylabel="CPU cores used (user + system) while load was offered",
                title="CPU by process at the sustained maximum")
-    ax_cpu.legend(fontsize=7)
+    ax_cpu.legend(fontsize=7, ncol=4, loc="upper center")
+    ax_cpu.set_ylim(0, data["machine"].get("cores", 2) * 1.35)
     ax_cpu.grid(alpha=0.3, axis="y")
     fig.suptitle(f"IBEX write path, {data['date']} - {data['machine']['cores']} cores, {data['machine']['cpu']}",
                  fontsize=11)
@@ -323,7 +332,7 @@ def service_markdown(d: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
-def history_runs(results: Path, last: int = 3) -> list[dict[str, Any]]:
+def history_runs(results: Path, last: int = 8) -> list[dict[str, Any]]:
     """The last ``last`` full runs (batched and naive) kept in results/history/."""
     runs = []
     for path in sorted((results / "history").glob("service_bench_*.json")):
@@ -336,6 +345,15 @@ def history_runs(results: Path, last: int = 3) -> list[dict[str, Any]]:
     return sorted(runs, key=lambda d: d["date"])[-last:]
 
 
+def code_key(d: dict[str, Any]) -> str:
+    """Which write path a run measured: its commit (or the commit it is known to equal on the
+    write path), plus any product files that differed from it."""
+    code = d.get("code", {})
+    key = code.get("same_write_path_as") or code.get("commit") or "?"
+    files = [f for f in code.get("modified_product_files") or [] if f != "pyproject.toml"]
+    return key + (f" + uncommitted {', '.join(files)}" if files else "")
+
+
 def runs_markdown(runs: list[dict[str, Any]]) -> str:
     def row(d: dict[str, Any]) -> dict[str, Any]:
         s = d["summary"]
@@ -344,28 +362,33 @@ def runs_markdown(runs: list[dict[str, Any]]) -> str:
                 "n_ratio": s["naive"]["ratio_to_bound"], "bn": s.get("batched_over_naive"),
                 "p99": s["batched"]["half_max_p99_ms"], "p99n": s["naive"]["half_max_p99_ms"]}
 
-    rows = [row(d) for d in runs]
-    out = [f"The last {len(runs)} full runs (`results/history/`), each its own bound, service and ratios; the "
-           "verdict is read on the medians:", "",
-           "| run (UTC) | code | load avg | bound items/s | batched writes/s (× bound) | naive writes/s (× bound) | "
-           "batched / naive | p99 at half max, batched / naive |",
+    out = ["Full runs kept in `results/history/`, grouped by the write path they measured; each run has "
+           "its own bound, service and ratios, and each group's verdict is read on its medians (the last "
+           "three runs of the group):", "",
+           "| run (UTC) | write path measured | load avg | bound items/s | batched writes/s (× bound) | "
+           "naive writes/s (× bound) | batched / naive | p99 at half max, batched / naive |",
            "|---|---|---|---|---|---|---|---|"]
-    for d, r in zip(runs, rows):
-        code = d.get("code", {})
-        files = code.get("modified_product_files") or []
-        dirty = f" + uncommitted {', '.join(files)}" if files else ""
-        out.append(f"| {d['date']} | {code.get('commit', '?')}{dirty} | {_load(d['load_average'])} | {_f(r['bound'])} | "
-                   f"{_f(r['batched'])} ({_f(r['b_ratio'], 2)}) | {_f(r['naive'])} ({_f(r['n_ratio'], 2)}) | "
-                   f"{_f(r['bn'], 2)} | {_f(r['p99'], 0)} / {_f(r['p99n'], 0)} ms |")
-    if len(rows) >= 2:
-        med = {k: statistics.median(r[k] for r in rows if r[k] is not None) for k in rows[0]}
-        tg = [("≥ 0.70", med["b_ratio"] >= 0.7), ("≥ 1.5", med["bn"] >= 1.5), ("< 1 s", med["p99"] < 1000)]
-        out.append(f"| **median** | | | **{_f(med['bound'])}** | **{_f(med['batched'])} ({_f(med['b_ratio'], 2)})** | "
-                   f"**{_f(med['naive'])} ({_f(med['n_ratio'], 2)})** | **{_f(med['bn'], 2)}** | "
-                   f"**{_f(med['p99'], 0)}** / {_f(med['p99n'], 0)} ms |")
-        out.append("| target | | | | " + f"{tg[0][0]} × bound: {'met' if tg[0][1] else '**not met**'} | | "
-                   f"{tg[1][0]}: {'met' if tg[1][1] else '**not met**'} | p99 {tg[2][0]}: "
-                   f"{'met' if tg[2][1] else '**not met**'} |")
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for d in runs:
+        groups.setdefault(code_key(d), []).append(d)
+    for key, members in groups.items():
+        for d in members:
+            r, code = row(d), d.get("code", {})
+            shown = code.get("commit", "?") + (f" (= {code['same_write_path_as']} on the write path)"
+                                               if code.get("same_write_path_as") else "")
+            out.append(f"| {d['date']} | {shown} | {_load(d['load_average'])} | {_f(r['bound'])} | "
+                       f"{_f(r['batched'])} ({_f(r['b_ratio'], 2)}) | {_f(r['naive'])} ({_f(r['n_ratio'], 2)}) | "
+                       f"{_f(r['bn'], 2)} | {_f(r['p99'], 0)} / {_f(r['p99n'], 0)} ms |")
+        rows = [row(d) for d in members[-3:]]
+        if len(rows) >= 2:
+            med = {k: statistics.median(r[k] for r in rows if r[k] is not None) for k in rows[0]}
+            tg = [med["b_ratio"] >= 0.7, med["bn"] >= 1.5, med["p99"] < 1000]
+            out.append(f"| **median of {len(rows)}** | **{key}** | | **{_f(med['bound'])}** | "
+                       f"**{_f(med['batched'])} ({_f(med['b_ratio'], 2)})** | **{_f(med['naive'])} "
+                       f"({_f(med['n_ratio'], 2)})** | **{_f(med['bn'], 2)}** | **{_f(med['p99'], 0)}** / "
+                       f"{_f(med['p99n'], 0)} ms |")
+            out.append("| targets | | | | " + f"≥ 0.70 × bound: {'met' if tg[0] else '**not met**'} | | "
+                       f"≥ 1.5: {'met' if tg[1] else '**not met**'} | p99 < 1 s: {'met' if tg[2] else '**not met**'} |")
     return "\n".join(out)
 
 

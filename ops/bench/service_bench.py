@@ -7,7 +7,8 @@ stages -> PostgreSQL), batched and naive, on one machine in one run.
 
 1. **Bound**: ``ops.bench.model_bound`` in its own process: ``redact_many`` + ``embed_many``
    over a seeded corpus (``ops.bench.corpus``) in batches of ``IBEX_STAGE_BATCH_MAX``;
-   items/s, median of 3 passes after an untimed warm-up pass.
+   items/s, median of 3 passes after an untimed warm-up pass; torch gets one thread per
+   core (``IBEX_EMBEDDING_THREADS`` = cores), so the one process can use the whole machine.
 2. **Service**, per mode (``batched``: IBEX_STAGE_BATCH_MAX=32, the default; ``naive``:
    IBEX_STAGE_BATCH_MAX=1), on fresh processes: its own embedded PostgreSQL (fsync on) and
    Redis (AOF) in a temporary folder, migrations, one ``ibex worker`` (every queue, default
@@ -35,8 +36,8 @@ stages -> PostgreSQL), batched and naive, on one machine in one run.
    ones that found their jobs already taken by a batch too), batch sizes, CPU of every
    process (psutil, user + system), PostgreSQL commits and WAL fsyncs per write; per mode,
    peak memory.
-   Diagnostic modes (``--modes``) change a setting, never the code: ``batched-1thread`` runs
-   the batched service with ``IBEX_EMBEDDING_THREADS=1``.
+   Diagnostic modes (``--modes``) change a setting, never the code: ``batched-1thread`` and
+   ``batched-2threads`` run the batched service with ``IBEX_EMBEDDING_THREADS`` 1 or 2.
 3. Results: ``ops/bench/results/service_bench.json``; then ``python -m ops.bench.report``
    draws ``service_bench.png`` and refreshes the generated parts of ``ops/bench/RESULTS.md``.
 
@@ -84,7 +85,9 @@ STAGES = ("validate", "pii", "exact_dedup", "embed", "near_dedup", "conflict", "
 MODES: dict[str, tuple[int, dict[str, str]]] = {
     "batched": (32, {}),
     "naive": (1, {}),
-    "batched-1thread": (32, {"IBEX_EMBEDDING_THREADS": "1"}),  # torch threads x pool processes = cores
+    # torch threads x pool processes = cores (the default since 7c99c91) / the earlier default, 2x2 on 2 cores
+    "batched-1thread": (32, {"IBEX_EMBEDDING_THREADS": "1"}),
+    "batched-2threads": (32, {"IBEX_EMBEDDING_THREADS": "2"}),
 }
 
 _RECEIVED = re.compile(r"Task ibex\.stage\.(\w+)\[([0-9a-f-]+)\] received")
@@ -292,12 +295,15 @@ class BacklogSampler:
         self._thread.join(10)
 
     def _loop(self) -> None:
-        with psycopg.connect(self.dsn, autocommit=True) as conn:
-            while not self._stop.is_set():
-                n = conn.execute("SELECT count(*) FROM memory_write_jobs WHERE status IN ('queued', 'running')"
-                                 ).fetchone()[0]
-                self.samples.append((round(time.monotonic() - self.t0, 2), int(n)))
-                self._stop.wait(self.interval)
+        try:
+            with psycopg.connect(self.dsn, autocommit=True) as conn:
+                while not self._stop.is_set():
+                    n = conn.execute("SELECT count(*) FROM memory_write_jobs WHERE status IN ('queued', 'running')"
+                                     ).fetchone()[0]
+                    self.samples.append((round(time.monotonic() - self.t0, 2), int(n)))
+                    self._stop.wait(self.interval)
+        except psycopg.Error:  # the server went away (the benchmark is being stopped)
+            return
 
 
 def _slope(points: list[tuple[float, int]]) -> float:
@@ -578,7 +584,7 @@ def run_mode(mode: str, args: argparse.Namespace, seed0: int) -> dict[str, Any]:
     budget = Budget(args.mode_budget)
     out: dict[str, Any] = {"stage_batch_max": batch_max, "settings": dict(settings),
                            "load_average": {"start": load_average()}, "steps": [], "skipped": []}
-    tag = {"batched": "b", "naive": "n"}.get(mode, "d")
+    tag = {"batched": "b", "naive": "n", "batched-2threads": "t"}.get(mode, "d")
     counter = iter(range(1, 1000))
 
     def step(kind: str, rate: float, seconds: float) -> dict[str, Any]:
@@ -688,7 +694,9 @@ def run_bound(args: argparse.Namespace) -> dict[str, Any]:
     cmd = [sys.executable, "-m", "ops.bench.model_bound", "--items", str(args.bound_items), "--seed", str(args.seed),
            "--batch", str(MODES["batched"][0]), "--repeats", str(args.repeats)]
     env = {k: v for k, v in os.environ.items() if not k.startswith("IBEX_")}
-    env["IBEX_LOG_LEVEL"] = "WARNING"
+    # The bound uses every core, whatever the service's per-process default (one process:
+    # spaCy is single-threaded, so torch's threads are what can use the second core).
+    env.update(IBEX_LOG_LEVEL="WARNING", IBEX_EMBEDDING_THREADS=str(os.cpu_count() or 1))
     done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=args.bound_timeout,
                           check=False)
     if done.returncode != 0:
@@ -714,6 +722,10 @@ def versions(dsn: str | None = None) -> dict[str, str]:
 
 
 LOCK_PATH = Path(tempfile.gettempdir()) / "ibex-service-bench.lock"
+
+
+def _stop_on_signal(signum: int, _frame: Any) -> None:
+    raise SystemExit(128 + signum)
 
 
 def exclusive(wait_s: float) -> Any:
@@ -854,6 +866,11 @@ def main() -> None:
     elif str(args.history) in ("", ".", "-", "none"):
         args.history = None
 
+    # Stopping the benchmark stops what it started (the `finally` blocks): SIGTERM becomes
+    # SystemExit, and SIGINT is honoured even when a shell started it in the background
+    # (where SIGINT arrives ignored).
+    signal.signal(signal.SIGTERM, _stop_on_signal)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     lock = exclusive(args.lock_wait)  # two of these at once on one machine measure each other
     started = time.monotonic()
     result: dict[str, Any] = {

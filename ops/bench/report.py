@@ -112,13 +112,13 @@ def chart(data: dict[str, Any], out: Path) -> None:
         ax_stage.text(max(left, s["latency_mean_ms"] or 0.0), i, f"  mean {s['latency_mean_ms']:,.0f} ms",
                       va="center", fontsize=8)
     ax_stage.barh([0], [0], color="white", hatch="//", edgecolor="0.4",
-                  label="hatched: waiting for that stage (queue, hop, claim, write-back)")
+                  label="hatched: wait before the stage\n(queue, hop, claim, write-back)")
     ax_stage.set_yticks(range(len(bars)), labels, fontsize=8)
     ax_stage.invert_yaxis()
     ax_stage.set(xlabel="mean ms per write, in pipeline order (solid: stage compute, timings_ms; hatched: wait before it)",
                  title="Where a write's latency goes")
-    ax_stage.legend(fontsize=7, ncol=2, loc="center right", framealpha=0.95)
-    ax_stage.set_xlim(0, max([(b["latency_mean_ms"] or 0.0) for b in bars] + [1.0]) * 1.25)
+    ax_stage.legend(fontsize=7, ncol=1, loc="center right", framealpha=0.95)
+    ax_stage.set_xlim(0, max([(b["latency_mean_ms"] or 0.0) for b in bars] + [1.0]) * 1.75)  # room for the legend
     ax_stage.grid(alpha=0.3, axis="x")
 
     cols, names = [], []
@@ -220,7 +220,8 @@ def service_markdown(d: dict[str, Any]) -> str:
                    + (f"p99 < 1 s | {'yes' if t['met'] else '**no**'} |" if t else " | |"))
     for name in modes:
         if s[name].get("saturated_per_s"):
-            out.append(f"| {name}: committed under overload (backlog growing; best step) | "
+            out.append(f"| {name} under overload: an overloaded step's writes / (last commit − first accept), "
+                       f"best step | "
                        f"{_f(s[name]['saturated_per_s'])} writes/s | {_f(s[name]['saturated_per_s'] / bound, 2)} | | |")
     out += ["", "Steps (open loop; committed = job rows finished in the step's last two thirds, per second; "
                 "latency over every write of the step):", "",
@@ -345,11 +346,26 @@ def history_runs(results: Path, last: int = 8) -> list[dict[str, Any]]:
     return sorted(runs, key=lambda d: d["date"])[-last:]
 
 
+def product_tree(commit: str) -> str | None:
+    """The write path's identity at a commit: git's tree hashes of worker/, api/ and schema/
+    (commits that only touch the benchmark or the docs share it)."""
+    import hashlib
+    import subprocess
+
+    try:
+        out = subprocess.run(["git", "rev-parse", f"{commit}:worker", f"{commit}:api", f"{commit}:schema"],
+                             cwd=HERE.parents[1], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return hashlib.sha1(out.stdout.encode()).hexdigest()[:10] if out.returncode == 0 else None
+
+
 def code_key(d: dict[str, Any]) -> str:
-    """Which write path a run measured: its commit (or the commit it is known to equal on the
-    write path), plus any product files that differed from it."""
+    """Which write path a run measured: the product trees of its commit (or of the commit it
+    is recorded to equal on the write path), plus any product files that differed from it."""
     code = d.get("code", {})
-    key = code.get("same_write_path_as") or code.get("commit") or "?"
+    commit = code.get("same_write_path_as") or code.get("commit") or "?"
+    key = product_tree(commit) or commit
     files = [f for f in code.get("modified_product_files") or [] if f != "pyproject.toml"]
     return key + (f" + uncommitted {', '.join(files)}" if files else "")
 
@@ -365,9 +381,9 @@ def runs_markdown(runs: list[dict[str, Any]]) -> str:
     out = ["Full runs kept in `results/history/`, grouped by the write path they measured; each run has "
            "its own bound, service and ratios, and each group's verdict is read on its medians (the last "
            "three runs of the group):", "",
-           "| run (UTC) | write path measured | load avg | bound items/s | batched writes/s (× bound) | "
-           "naive writes/s (× bound) | batched / naive | p99 at half max, batched / naive |",
-           "|---|---|---|---|---|---|---|---|"]
+           "| run (UTC) | write path measured | load avg | other processes' cores (max of a step) | bound items/s | "
+           "batched writes/s (× bound) | naive writes/s (× bound) | batched / naive | p99 at half max, batched / naive |",
+           "|---|---|---|---|---|---|---|---|---|"]
     groups: dict[str, list[dict[str, Any]]] = {}
     for d in runs:
         groups.setdefault(code_key(d), []).append(d)
@@ -376,18 +392,24 @@ def runs_markdown(runs: list[dict[str, Any]]) -> str:
             r, code = row(d), d.get("code", {})
             shown = code.get("commit", "?") + (f" (= {code['same_write_path_as']} on the write path)"
                                                if code.get("same_write_path_as") else "")
-            out.append(f"| {d['date']} | {shown} | {_load(d['load_average'])} | {_f(r['bound'])} | "
+            others = [st["other_cores_send"] for m in d["modes"].values() for st in m["steps"]
+                      if "other_cores_send" in st] + [p["other_cores"] for p in d["bound"]["passes"] if "other_cores" in p]
+            out.append(f"| {d['date']} | {shown} | {_load(d['load_average'])} | "
+                       f"{_f(max(others), 2) if others else 'not measured'} | {_f(r['bound'])} | "
                        f"{_f(r['batched'])} ({_f(r['b_ratio'], 2)}) | {_f(r['naive'])} ({_f(r['n_ratio'], 2)}) | "
                        f"{_f(r['bn'], 2)} | {_f(r['p99'], 0)} / {_f(r['p99n'], 0)} ms |")
         rows = [row(d) for d in members[-3:]]
+        commits = sorted({d.get("code", {}).get("same_write_path_as") or d.get("code", {}).get("commit", "?")
+                          for d in members})
+        key = "write path of " + " = ".join(commits)
         if len(rows) >= 2:
             med = {k: statistics.median(r[k] for r in rows if r[k] is not None) for k in rows[0]}
             tg = [med["b_ratio"] >= 0.7, med["bn"] >= 1.5, med["p99"] < 1000]
-            out.append(f"| **median of {len(rows)}** | **{key}** | | **{_f(med['bound'])}** | "
+            out.append(f"| **median of {len(rows)}** | **{key}** | | | **{_f(med['bound'])}** | "
                        f"**{_f(med['batched'])} ({_f(med['b_ratio'], 2)})** | **{_f(med['naive'])} "
                        f"({_f(med['n_ratio'], 2)})** | **{_f(med['bn'], 2)}** | **{_f(med['p99'], 0)}** / "
                        f"{_f(med['p99n'], 0)} ms |")
-            out.append("| targets | | | | " + f"≥ 0.70 × bound: {'met' if tg[0] else '**not met**'} | | "
+            out.append("| targets | | | | | " + f"≥ 0.70 × bound: {'met' if tg[0] else '**not met**'} | | "
                        f"≥ 1.5: {'met' if tg[1] else '**not met**'} | p99 < 1 s: {'met' if tg[2] else '**not met**'} |")
     return "\n".join(out)
 

@@ -3,7 +3,7 @@ stages -> PostgreSQL), batched and naive, on one machine in one run.
 
     python -m ops.bench.service_bench                 # the full run (~11 min on 2 cores)
     python -m ops.bench.service_bench --quick         # a smoke run (~3 min): short steps, one repeat
-    python -m ops.bench.service_bench --modes batched-1thread --out results/other.json   # a diagnostic
+    python -m ops.bench.service_bench --modes batched-2threads --out /tmp/diag.json      # a diagnostic
 
 1. **Bound**: ``ops.bench.model_bound`` in its own process: ``redact_many`` + ``embed_many``
    over a seeded corpus (``ops.bench.corpus``) in batches of ``IBEX_STAGE_BATCH_MAX``;
@@ -38,11 +38,15 @@ stages -> PostgreSQL), batched and naive, on one machine in one run.
    peak memory.
    Diagnostic modes (``--modes``) change a setting, never the code: ``batched-1thread`` and
    ``batched-2threads`` run the batched service with ``IBEX_EMBEDDING_THREADS`` 1 or 2.
-3. Results: ``ops/bench/results/service_bench.json``; then ``python -m ops.bench.report``
-   draws ``service_bench.png`` and refreshes the generated parts of ``ops/bench/RESULTS.md``.
+3. Results: ``ops/bench/results/service_bench.json``, and a copy of every full run in
+   ``ops/bench/results/history/``; then ``python -m ops.bench.report`` draws
+   ``service_bench.png`` and refreshes the generated parts of ``ops/bench/RESULTS.md``
+   (including the medians over the runs of each write-path version).
 
 Only 127.0.0.1 is contacted. Every loop is bounded in count and time; every process this
-starts is stopped in ``finally`` blocks (SIGTERM to its process group, then SIGKILL).
+starts is stopped in ``finally`` blocks (SIGTERM to its process group, then SIGKILL), also
+when the benchmark itself gets SIGTERM or Ctrl-C. One runs at a time per machine (a lock
+in the temp folder; a second one waits): two at once would measure each other.
 """
 
 from __future__ import annotations
@@ -50,7 +54,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import math
 import os
 import platform
 import re

@@ -40,7 +40,6 @@ class StageReport:
     publish: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     retry: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
-    finished: list[str] = field(default_factory=list)
     dropped: int = 0
     retry_error: IbexError | None = None
 
@@ -167,8 +166,7 @@ def _persist(ctx: WriteContext, deps: Any, report: StageReport) -> None:
         _timed("persist", [ctx], started)
         _advance_to(outcome.reroute_to, ctx, deps, report)
         return
-    report.finished.append(ctx.job_id)
-    _observe(deps, "persist", ctx, started)
+    _observe(deps, "persist", ctx)
     log.info("job_succeeded", job_id=ctx.job_id, org_id=ctx.org_id, outcome=outcome.outcome,
              memory_id=outcome.memory_id)
     if deps.metrics is not None:
@@ -186,7 +184,7 @@ def _advance_to(next_stage: str, ctx: WriteContext, deps: Any, report: StageRepo
     report.publish[next_stage].append(ctx.job_id)
 
 
-def _observe(deps: Any, stage: str, ctx: WriteContext, started: float | None = None) -> None:
+def _observe(deps: Any, stage: str, ctx: WriteContext) -> None:
     log.info("stage_completed", stage=stage, job_id=ctx.job_id, org_id=ctx.org_id,
              duration_ms=ctx.timings_ms.get(stage))
     if deps.metrics is not None:

@@ -108,6 +108,12 @@ class Settings(BaseSettings):
     # Micro-batching: a stage delivery also takes jobs waiting on its queue, up to this many
     # in all (one model call, one hop for many writes); 1 switches batching off.
     stage_batch_max: int = Field(32, ge=1, le=512)
+    # ... and, when fewer are waiting and a model stage lies ahead, looks once more after this
+    # many milliseconds (a job alone is delayed by at most this much); 0 = never wait.
+    stage_batch_wait_ms: int = Field(10, ge=0, le=5000)
+    # A delivery carries its jobs on through the next stages whose queues this worker consumes
+    # (no broker hop, no job-row write between database stages); false = one hop per stage.
+    stage_inline: bool = True
 
     # --- idempotency ---
     idempotency_lease_seconds: int = Field(300, ge=1)

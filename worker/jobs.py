@@ -59,8 +59,11 @@ _SAVE_STAGE = text(
     UPDATE memory_write_jobs
        SET stage = :next_stage, raw_content = :raw_content, context = CAST(:context AS jsonb),
            embedding = :embedding, decisions = CAST(:decisions AS jsonb), timings_ms = CAST(:timings AS jsonb),
-           attempts = CASE WHEN :next_stage = stage THEN attempts ELSE 0 END,
-           lease_token = NULL, lease_expires_at = NULL, published_at = now(), published_queue = :queue,
+           -- at a new stage: 0 claims yet, or 1 when this delivery goes on with the job (inline)
+           attempts = CASE WHEN :next_stage = stage THEN attempts WHEN :keep_lease THEN 1 ELSE 0 END,
+           lease_token = CASE WHEN :keep_lease THEN lease_token END,
+           lease_expires_at = CASE WHEN :keep_lease THEN lease_expires_at END,
+           published_at = now(), published_queue = :queue,
            updated_at = now()
      WHERE org_id = :org_id AND id = :job_id AND lease_token = :lease_token AND status = 'running'
     """
@@ -87,6 +90,7 @@ _FAIL = text(
     """
     UPDATE memory_write_jobs
        SET status = 'failed', error = CAST(:error AS jsonb), raw_content = NULL, embedding = NULL,
+           stage = COALESCE(CAST(:stage AS text), stage),  -- where it failed (inline stages are not saved)
            context = context - 'content', lease_token = NULL, lease_expires_at = NULL,
            finished_at = now(), updated_at = now()
      WHERE org_id = :org_id AND id = :job_id AND status IN ('queued', 'running')
@@ -134,10 +138,13 @@ def claim(conn: Any, job_ids: Sequence[str], stage: str, lease_seconds: int, *,
                                       "queue": queue, "extra": extra if queue else 0}))
 
 
-def save_stage(conn: Any, ctx: WriteContext, next_stage: str, queue: str | None) -> bool:
+def save_stage(conn: Any, ctx: WriteContext, next_stage: str, queue: str | None, *,
+               keep_lease: bool = False) -> bool:
+    """Write the job back at ``next_stage`` (fenced on the lease). ``keep_lease``: the same
+    delivery goes on with the job (inline continuation), so nobody else may claim it yet."""
     return conn.execute(_SAVE_STAGE, {
         "org_id": ctx.org_id, "job_id": ctx.job_id, "lease_token": ctx.lease_token, "next_stage": next_stage,
-        "queue": queue,
+        "queue": queue, "keep_lease": keep_lease,
         "raw_content": ctx.raw_content, "context": json.dumps(ctx.context_json()), "embedding": ctx.embedding,
         "decisions": json.dumps(ctx.decisions), "timings": json.dumps(ctx.timings_ms),
     }).rowcount == 1

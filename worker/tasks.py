@@ -57,8 +57,13 @@ def _run(task: Any, stage: str, job_ids: list[str]) -> None:
         return
     for next_stage, ids in report.publish.items():
         publish(task.app, deps.settings, next_stage, ids)
-    if report.retry:
-        _retry_or_give_up(task, stage, report.retry, report.retry_error, deps)
+    own = report.retry.pop(stage, None)
+    for at_stage, ids in report.retry.items():  # written back at a later stage and carried on inline:
+        countdown = backoff_seconds(task.request.retries + 1, base=deps.settings.retry_backoff_base,
+                                    cap=deps.settings.retry_backoff_cap)
+        publish(task.app, deps.settings, at_stage, ids, countdown=countdown)  # their retry is that stage's
+    if own:
+        _retry_or_give_up(task, stage, own, report.retry_error, deps)  # raises Retry: last
 
 
 def _retry_or_give_up(task: Any, stage: str, job_ids: list[str], exc: Any, deps: Any) -> None:
@@ -114,7 +119,8 @@ def _connect_signals(app: Celery, settings: Settings) -> None:
         queues = consumed_queues(app)
         try:
             deps = runtime.build_deps(settings, with_pii=settings.queue_pii in queues,
-                                      with_embedder=settings.queue_embed in queues)
+                                      with_embedder=settings.queue_embed in queues,
+                                      consumed_queues=frozenset(queues))
         except Exception:
             log.critical("model_load_failed", exc_info=True)
             raise SystemExit(1)

@@ -43,10 +43,12 @@ def test_worker_killed_during_persist_recovers_and_stores_exactly_one_memory(inf
         tx = blocker.begin()
         blocker.execute(text("INSERT INTO memory_agent_corpus (org_id, agent_id) VALUES (:o, :a)"), {"o": org, "a": agent})
         job_id = submit(engine, producer, settings, memory(org, agent, "The deploy window is Tuesday 14:00 UTC.")).job_id
+        # Persist runs inline after near_dedup: the job row stays at its last write (after embed).
         in_persist = _wait_until(lambda: query(
-            engine, "SELECT 1 FROM memory_write_jobs WHERE id = :j AND stage = 'persist' "
+            engine, "SELECT 1 FROM memory_write_jobs WHERE id = :j AND stage = 'near_dedup' "
                     "AND lease_token IS NOT NULL", j=job_id) and query(
-            engine, "SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock'"))
+            engine, "SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                    "AND query LIKE 'INSERT INTO memory_agent_corpus%'"))
         assert in_persist, "the worker never reached persist"
         worker.kill()
         tx.commit()

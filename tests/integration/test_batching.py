@@ -3,9 +3,13 @@ all of them and hands each on separately, with per-job semantics unchanged."""
 
 from __future__ import annotations
 
+import re
+import time
+
 from tests.conftest import isolated_queues, make_settings, new_scope, query, start_worker
 from worker import jobs
 from worker.celery_app import create_app
+from worker.config import STAGES
 from worker.db import tenant_tx
 from worker.publish import publish
 from worker.submit import wait_for_job
@@ -64,3 +68,90 @@ def test_with_batching_off_each_delivery_takes_only_its_own_job(infra, engine):
     assert first["status"] == "succeeded"
     assert next(d for d in first["decisions"] if d["stage"] == "pii")["batch_size"] == 1
     assert [(r.status, r.stage) for r in others] == [("queued", "validate")] * 2
+
+
+def _received(worker, stage):
+    return len(re.findall(rf"Task ibex\.stage\.{stage}\[[0-9a-f-]+\] received", worker.log_text()))
+
+
+def _stage_deliveries(worker):
+    return {stage: _received(worker, stage) for stage in STAGES}
+
+
+def test_a_worker_on_every_queue_carries_a_write_through_all_stages_in_one_delivery(infra, engine):
+    settings, overrides = _isolated(infra, "inline", stage_batch_wait_ms=0)
+    org = new_scope()
+    worker = start_worker(infra, "inliner", queues=",".join(settings.all_queues), **overrides)
+    try:
+        job_id = _park(engine, settings, org, "agent", "Reach Jane Doe at jane@example.com about the offsite.")
+        assert publish(create_app(settings), settings, "validate", [job_id])
+        view = wait_for_job(engine, org, job_id, timeout=60)
+        deliveries = _stage_deliveries(worker)
+    finally:
+        worker.stop()
+    assert view["status"] == "succeeded", view
+    assert [s for s in STAGES if s in view["timings_ms"]] == list(STAGES)  # every stage ran, each timed
+    assert deliveries == {stage: int(stage == "validate") for stage in STAGES}
+    [row] = query(engine, "SELECT raw_content, stage, lease_token FROM memory_write_jobs WHERE id = :j", j=job_id)
+    assert (row.raw_content, row.stage, row.lease_token) == (None, "done", None)
+
+
+def test_with_inline_off_every_stage_is_its_own_broker_delivery(infra, engine):
+    settings, overrides = _isolated(infra, "hops", stage_inline=False, stage_batch_wait_ms=0)
+    org = new_scope()
+    worker = start_worker(infra, "hopper", queues=",".join(settings.all_queues), **overrides)
+    try:
+        job_id = _park(engine, settings, org, "agent", "The quarterly review moved to the second week of May.")
+        assert publish(create_app(settings), settings, "validate", [job_id])
+        view = wait_for_job(engine, org, job_id, timeout=60)
+        deliveries = _stage_deliveries(worker)
+    finally:
+        worker.stop()
+    assert view["status"] == "succeeded", view
+    assert deliveries == {stage: 1 for stage in STAGES}
+
+
+def test_a_stage_not_consumed_here_is_handed_on_through_the_broker(infra, engine):
+    """Inline stops at a queue this worker does not take: the job is written back, its lease
+    released, and published there (a separate embedding host, say)."""
+    settings, overrides = _isolated(infra, "split")
+    org = new_scope()
+    mine = [settings.queue_for(stage) for stage in STAGES if stage != "embed"]
+    assert settings.queue_embed not in mine
+    worker = start_worker(infra, "no-embed", queues=",".join(mine), **overrides)
+    try:
+        job_id = _park(engine, settings, org, "agent", "Invoices are approved by the finance lead on Mondays.")
+        assert publish(create_app(settings), settings, "validate", [job_id])
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            [row] = query(engine, "SELECT stage, lease_token, published_queue, raw_content, context "
+                                  "FROM memory_write_jobs WHERE id = :j", j=job_id)
+            if row.stage == "embed":
+                break
+            time.sleep(0.1)
+        time.sleep(0.5)
+        deliveries = _stage_deliveries(worker)
+    finally:
+        worker.stop()
+    assert row.stage == "embed" and row.lease_token is None and row.published_queue == settings.queue_embed
+    assert row.raw_content is None and row.context["content_hash"]
+    assert deliveries == {stage: int(stage == "validate") for stage in STAGES}
+
+
+def test_a_short_batch_waits_once_for_jobs_that_arrive_within_the_wait_bound(infra, engine):
+    settings, overrides = _isolated(infra, "linger", stage_batch_wait_ms=3000)
+    org = new_scope()
+    worker = start_worker(infra, "lingerer", queues=",".join(settings.all_queues), **overrides)
+    try:
+        first = _park(engine, settings, org, "agent", "The staging server listens on port 8080.")
+        assert publish(create_app(settings), settings, "validate", [first])
+        worker.wait_for_log("Task ibex.stage.validate[")
+        time.sleep(1.0)
+        # Parked without a message: only the waiting delivery's second look can take it.
+        late = _park(engine, settings, org, "agent", "Weekly backups run every Sunday at 02:00.")
+        views = [wait_for_job(engine, org, job_id, timeout=60) for job_id in (first, late)]
+    finally:
+        worker.stop()
+    for view in views:
+        assert view["status"] == "succeeded", view
+        assert next(d for d in view["decisions"] if d["stage"] == "pii")["batch_size"] == 2

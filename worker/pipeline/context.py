@@ -40,6 +40,7 @@ class WriteContext:
     idempotency_key: str | None = None
     lease_token: str | None = None
     next_stage: str | None = None          # set by a stage that skips ahead (exact hit)
+    stored_stage: str | None = None        # the stage the job row is at (where a retry resumes)
 
     @property
     def quarantined(self) -> bool:
@@ -62,7 +63,7 @@ class WriteContext:
             request=dict(row.request), raw_content=row.raw_content,
             embedding=_vector(row.embedding),
             decisions=list(row.decisions or []), timings_ms=dict(row.timings_ms or {}),
-            idempotency_key=row.idempotency_key, lease_token=str(row.lease_token),
+            idempotency_key=row.idempotency_key, lease_token=str(row.lease_token), stored_stage=row.stage,
             **{k: v for k, v in ctx_data.items() if k in known},
         )
 
@@ -86,3 +87,4 @@ class StageDeps:
     embedder: Any = None
     cache: Any = None
     metrics: Any = None
+    consumed_queues: frozenset[str] = frozenset()  # queues this worker process takes (inline stages)

@@ -1,9 +1,17 @@
-"""Runs one stage over a batch of job ids: claim, compute, write back, say what to publish.
+"""Runs one stage delivery over a batch of job ids: claim, compute, write back, say what to publish.
 
 Per job, the stage's outcome is one of: advanced (saved with the next stage), finished
 (persist committed), failed (permanent error, or transient errors past the attempt cap),
 retry (transient error: lease released, the caller re-delivers later) or dropped (lease
 lost, or the job already moved on: another delivery owns it). A failing job fails alone.
+
+Inline continuation (``IBEX_STAGE_INLINE``): when the next stage's queue is one this worker
+process consumes, the delivery carries its jobs on to that stage itself instead of publishing
+them back to the broker for the same worker to take again. The jobs keep their lease; the
+job row is written before and after each model stage (the raw content is erased after PII,
+the embedding kept) and before every hop, so a crash or a retry resumes from there. A
+worker that does not consume a stage's queue (a separate PII or embedding host) still hands
+the job over through the broker. Each stage stays its own function, metrics and decisions.
 """
 
 from __future__ import annotations
@@ -33,26 +41,37 @@ SINGLE: dict[str, Callable[[WriteContext, Any], WriteContext]] = {
 BATCH: dict[str, Callable[[Sequence[WriteContext], Any], list[WriteContext]]] = {
     "pii": pii.run_batch, "embed": embed.run_batch,
 }
+# Job-row writes around the model stages even when the next stage runs inline: before them
+# (a model failure is retried from that stage, and a failed job says where it stopped) and
+# after them (the raw content must not outlive PII; a retry keeps the costly embedding).
+# Between database-only stages nothing is written: a retry re-runs them from the last write.
+
+
+def _checkpoint(stage: str, next_stage: str) -> bool:
+    return stage in BATCH or next_stage in BATCH
 
 
 @dataclass
 class StageReport:
     publish: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
-    retry: list[str] = field(default_factory=list)
+    # job ids to re-deliver later, by the stage their job row is at (where a retry claims them)
+    retry: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     failed: list[str] = field(default_factory=list)
     dropped: int = 0
     retry_error: IbexError | None = None
+
+
+def runs_inline(stage: str, deps: Any) -> bool:
+    """True when this process would take ``stage``'s queue itself: no hop needed."""
+    settings = deps.settings
+    return bool(settings.stage_inline) and settings.queue_for(stage) in deps.consumed_queues
 
 
 def run_stage(stage: str, job_ids: Sequence[str], deps: Any, *, queue: str | None = None) -> StageReport:
     """``queue``: the queue this delivery came from; waiting jobs published there join the
     batch, up to ``stage_batch_max`` jobs in all."""
     report = StageReport()
-    extra = max(0, deps.settings.stage_batch_max - len(set(job_ids)))
-    # Claims and stage write-backs commit without waiting for the WAL flush: after a database
-    # crash a lost one only means the stage runs again (fencing drops the stale delivery).
-    with maint_tx(deps.engine, durable=False) as conn:
-        rows = jobs.claim(conn, job_ids, stage, deps.settings.job_lease_seconds, queue=queue, extra=extra)
+    rows = _claim(stage, job_ids, deps, queue)
     report.dropped = len(set(job_ids) - {str(row.id) for row in rows})
     ctxs = []
     for row in rows:
@@ -61,22 +80,69 @@ def run_stage(stage: str, job_ids: Sequence[str], deps: Any, *, queue: str | Non
             _fail(ctx, deps, TransientError("stage retries exhausted", code="RETRIES_EXHAUSTED"), report, stage)
         else:
             ctxs.append(ctx)
+    pending: dict[str, list[WriteContext]] = defaultdict(list)
+    pending[stage] = ctxs
+    for current in STAGES[STAGES.index(stage):]:
+        batch = pending.pop(current, [])
+        if batch:
+            _hand_on(current, _compute(current, batch, deps, report), deps, report, pending)
+    return report
+
+
+def _claim(stage: str, job_ids: Sequence[str], deps: Any, queue: str | None) -> list[Any]:
+    """Lease the delivery's jobs and those waiting on its queue. When batching and a model
+    stage lies ahead, a short batch is topped up once more after ``stage_batch_wait_ms``:
+    one job alone waits no longer than that."""
+    settings = deps.settings
+    started = time.monotonic()
+    limit = settings.stage_batch_max
+    # Claims and stage write-backs commit without waiting for the WAL flush: after a database
+    # crash a lost one only means the stage runs again (fencing drops the stale delivery).
+    with maint_tx(deps.engine, durable=False) as conn:
+        rows = jobs.claim(conn, job_ids, stage, settings.job_lease_seconds, queue=queue,
+                          extra=max(0, limit - len(set(job_ids))))
+    wait = settings.stage_batch_wait_ms / 1000.0
+    if not rows or not queue or wait <= 0 or len(rows) >= limit or not _model_stage_ahead(stage, deps):
+        return rows
+    time.sleep(max(0.0, wait - (time.monotonic() - started)))
+    try:
+        with maint_tx(deps.engine, durable=False) as conn:
+            rows += jobs.claim(conn, [], stage, settings.job_lease_seconds, queue=queue, extra=limit - len(rows))
+    except TransientError:  # the jobs already leased go on; the others wait for their own delivery
+        log.warning("batch_top_up_failed", stage=stage)
+    return rows
+
+
+def _model_stage_ahead(stage: str, deps: Any) -> bool:
+    current: str | None = stage
+    while current is not None:
+        if current in BATCH:
+            return True
+        current = NEXT_STAGE.get(current)
+        if current is not None and not runs_inline(current, deps):
+            return False
+    return False
+
+
+def _compute(stage: str, ctxs: list[WriteContext], deps: Any, report: StageReport) -> list[WriteContext]:
+    """Run ``stage`` over the jobs; return those that completed it and go on. Failures are
+    settled here, job by job."""
+    done: list[WriteContext] = []
     if stage == "persist":
         for ctx in ctxs:
             _guard(stage, [ctx], deps, report, lambda c=ctx: _persist(c, deps, report))
     elif stage in BATCH:
-        _run_batch(stage, ctxs, deps, report)
+        _run_batch(stage, ctxs, deps, report, done)
     else:
         for ctx in ctxs:
-            _guard(stage, [ctx], deps, report, lambda c=ctx: _compute_one(stage, c, deps, report))
-    return report
+            _guard(stage, [ctx], deps, report, lambda c=ctx: _compute_one(stage, c, deps, done))
+    return done
 
 
-def _run_batch(stage: str, ctxs: list[WriteContext], deps: Any, report: StageReport) -> None:
+def _run_batch(stage: str, ctxs: list[WriteContext], deps: Any, report: StageReport,
+               done: list[WriteContext]) -> None:
     """One model call for the whole batch; if it fails, each job alone, so a bad item fails
-    alone and the others go on. Each job's write-back is guarded on its own."""
-    if not ctxs:
-        return
+    alone and the others go on."""
     started = time.perf_counter()
     try:
         BATCH[stage](ctxs, deps)
@@ -86,11 +152,56 @@ def _run_batch(stage: str, ctxs: list[WriteContext], deps: Any, report: StageRep
             return
         log.warning("batch_split", stage=stage, jobs=len(ctxs), error=type(exc).__name__)
         for ctx in ctxs:
-            _guard(stage, [ctx], deps, report, lambda c=ctx: _compute_batch(stage, [c], deps, report))
+            _guard(stage, [ctx], deps, report, lambda c=ctx: _compute_batch(stage, [c], deps, done))
         return
     _timed(stage, ctxs, started)
+    done.extend(ctxs)
+
+
+def _hand_on(stage: str, ctxs: list[WriteContext], deps: Any, report: StageReport,
+             pending: dict[str, list[WriteContext]]) -> None:
+    """Jobs that completed ``stage``: those whose next stage runs here go on in this delivery
+    (written back first around a model stage); the others are written back with the lease
+    released and published. All write-backs of one stage share one transaction."""
+    if not ctxs:
+        return
+    moves: list[tuple[WriteContext, str, bool]] = []  # (job, next stage, inline)
     for ctx in ctxs:
-        _guard(stage, [ctx], deps, report, lambda c=ctx: _advance(stage, c, deps, report))
+        next_stage = ctx.next_stage or NEXT_STAGE[stage]
+        ctx.next_stage = None
+        moves.append((ctx, next_stage, runs_inline(next_stage, deps)))
+    to_save = [move for move in moves if not move[2] or _checkpoint(stage, move[1])]
+    skip: set[str] = set()
+    if to_save:
+        try:
+            skip = _save(to_save, deps)
+        except TransientError as exc:
+            _retry_later(stage, [ctx for ctx, _, _ in to_save], deps, report, exc)
+            skip = {ctx.job_id for ctx, _, _ in to_save}
+        else:
+            if skip:
+                report.dropped += len(skip)
+                log.info("stage_dropped", stage=stage, jobs=len(skip), reason="lease_lost")
+            for ctx, next_stage, _ in to_save:
+                ctx.stored_stage = next_stage
+    for ctx, next_stage, inline in moves:
+        if ctx.job_id in skip:
+            continue
+        _observe(deps, stage, ctx)
+        if inline:
+            pending[next_stage].append(ctx)
+        else:
+            report.publish[next_stage].append(ctx.job_id)
+
+
+def _save(moves: Sequence[tuple[WriteContext, str, bool]], deps: Any) -> set[str]:
+    """Write the jobs back in one transaction; returns the ids whose lease was lost."""
+    lost: set[str] = set()
+    with maint_tx(deps.engine, durable=False) as conn:
+        for ctx, next_stage, inline in moves:
+            if not jobs.save_stage(conn, ctx, next_stage, deps.settings.queue_for(next_stage), keep_lease=inline):
+                lost.add(ctx.job_id)
+    return lost
 
 
 def _raise(exc: BaseException) -> None:
@@ -122,7 +233,8 @@ def _guard(stage: str, ctxs: Sequence[WriteContext], deps: Any, report: StageRep
 def _retry_later(stage: str, ctxs: Sequence[WriteContext], deps: Any, report: StageReport,
                  exc: TransientError) -> None:
     _release(ctxs, deps, stage)
-    report.retry.extend(ctx.job_id for ctx in ctxs)
+    for ctx in ctxs:
+        report.retry[ctx.stored_stage or stage].append(ctx.job_id)
     report.retry_error = exc
     log.warning("stage_retrying", stage=stage, jobs=len(ctxs), error_code=exc.code)
 
@@ -133,30 +245,18 @@ def _timed(stage: str, ctxs: Sequence[WriteContext], started: float) -> None:
         ctx.timings_ms[stage] = round(ctx.timings_ms.get(stage, 0.0) + share, 3)
 
 
-def _compute_one(stage: str, ctx: WriteContext, deps: Any, report: StageReport) -> None:
+def _compute_one(stage: str, ctx: WriteContext, deps: Any, done: list[WriteContext]) -> None:
     started = time.perf_counter()
     SINGLE[stage](ctx, deps)
     _timed(stage, [ctx], started)
-    _advance(stage, ctx, deps, report)
+    done.append(ctx)
 
 
-def _compute_batch(stage: str, ctxs: list[WriteContext], deps: Any, report: StageReport) -> None:
+def _compute_batch(stage: str, ctxs: list[WriteContext], deps: Any, done: list[WriteContext]) -> None:
     started = time.perf_counter()
     BATCH[stage](ctxs, deps)
     _timed(stage, ctxs, started)
-    for ctx in ctxs:
-        _advance(stage, ctx, deps, report)
-
-
-def _advance(stage: str, ctx: WriteContext, deps: Any, report: StageReport) -> None:
-    next_stage = ctx.next_stage or NEXT_STAGE[stage]
-    ctx.next_stage = None
-    with tenant_tx(deps.engine, ctx.org_id, durable=False) as conn:
-        saved = jobs.save_stage(conn, ctx, next_stage, deps.settings.queue_for(next_stage))
-    if not saved:
-        raise LeaseLost("job lease lost before write-back")
-    report.publish[next_stage].append(ctx.job_id)
-    _observe(deps, stage, ctx)
+    done.extend(ctxs)
 
 
 def _persist(ctx: WriteContext, deps: Any, report: StageReport) -> None:
@@ -181,6 +281,7 @@ def _advance_to(next_stage: str, ctx: WriteContext, deps: Any, report: StageRepo
     with tenant_tx(deps.engine, ctx.org_id, durable=False) as conn:
         if not jobs.save_stage(conn, ctx, next_stage, deps.settings.queue_for(next_stage)):
             raise LeaseLost("job lease lost before write-back")
+    ctx.stored_stage = next_stage
     report.publish[next_stage].append(ctx.job_id)
 
 

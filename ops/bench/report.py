@@ -197,6 +197,10 @@ def service_markdown(d: dict[str, Any]) -> str:
            f"| bound, only the model work the pipeline does (no embedding of exact repeats or quarantined) | "
            f"{_f(s['bound_pipeline_work_items_per_s'])} items/s | "
            f"{_f(s['bound_pipeline_work_items_per_s'] / bound, 2)} | | |"]
+    if "bound_one_at_a_time_items_per_s" in s:
+        out.append(f"| bound, the same model work one item at a time (one pass): what batching alone gains the "
+                   f"models is {_f(s['model_batching_gain'], 2)} × | {_f(s['bound_one_at_a_time_items_per_s'])} "
+                   f"items/s | {_f(s['bound_one_at_a_time_items_per_s'] / bound, 2)} | | |")
     tg = s.get("targets", {})
     for name in modes:
         m = s[name]

@@ -9,6 +9,7 @@ stages -> PostgreSQL), batched and naive, on one machine in one run.
    over a seeded corpus (``ops.bench.corpus``) in batches of ``IBEX_STAGE_BATCH_MAX``;
    items/s, median of 3 passes after an untimed warm-up pass; torch gets one thread per
    core (``IBEX_EMBEDDING_THREADS`` = cores), so the one process can use the whole machine.
+   The same work one item at a time (one pass) says what batching alone gains the models.
 2. **Service**, per mode (``batched``: IBEX_STAGE_BATCH_MAX=32, the default; ``naive``:
    IBEX_STAGE_BATCH_MAX=1), on fresh processes: its own embedded PostgreSQL (fsync on) and
    Redis (AOF) in a temporary folder, migrations, one ``ibex worker`` (every queue, default
@@ -37,7 +38,10 @@ stages -> PostgreSQL), batched and naive, on one machine in one run.
    process (psutil, user + system), PostgreSQL commits and WAL fsyncs per write; per mode,
    peak memory.
    Diagnostic modes (``--modes``) change a setting, never the code: ``batched-1thread`` and
-   ``batched-2threads`` run the batched service with ``IBEX_EMBEDDING_THREADS`` 1 or 2.
+   ``batched-2threads`` run the batched service with ``IBEX_EMBEDDING_THREADS`` 1 or 2;
+   ``batched-hops`` and ``naive-hops`` with ``IBEX_STAGE_INLINE=false`` (one broker delivery
+   per stage, the write path before inline continuation); ``batched-wait0`` and
+   ``batched-wait30`` with ``IBEX_STAGE_BATCH_WAIT_MS`` 0 or 30.
 3. Results: ``ops/bench/results/service_bench.json``, and a copy of every full run in
    ``ops/bench/results/history/``; then ``python -m ops.bench.report`` draws
    ``service_bench.png`` and refreshes the generated parts of ``ops/bench/RESULTS.md``
@@ -91,6 +95,12 @@ MODES: dict[str, tuple[int, dict[str, str]]] = {
     # torch threads x pool processes = cores (the default since 7c99c91) / the earlier default, 2x2 on 2 cores
     "batched-1thread": (32, {"IBEX_EMBEDDING_THREADS": "1"}),
     "batched-2threads": (32, {"IBEX_EMBEDDING_THREADS": "2"}),
+    # one broker delivery per stage, as before inline continuation (the write path up to 2f80d22)
+    "batched-hops": (32, {"IBEX_STAGE_INLINE": "false"}),
+    "naive-hops": (1, {"IBEX_STAGE_INLINE": "false"}),
+    # the batch wait (IBEX_STAGE_BATCH_WAIT_MS, default 10): off, and longer
+    "batched-wait0": (32, {"IBEX_STAGE_BATCH_WAIT_MS": "0"}),
+    "batched-wait30": (32, {"IBEX_STAGE_BATCH_WAIT_MS": "30"}),
 }
 
 _RECEIVED = re.compile(r"Task ibex\.stage\.(\w+)\[([0-9a-f-]+)\] received")
@@ -692,10 +702,21 @@ def run_mode(mode: str, args: argparse.Namespace, seed0: int) -> dict[str, Any]:
 
 
 def run_bound(args: argparse.Namespace) -> dict[str, Any]:
+    result = _model_bound(args, MODES["batched"][0], args.repeats)
+    # The same model work one item at a time: what batching alone can gain on this machine.
+    single = _model_bound(args, 1, 1)
+    result["one_at_a_time"] = {k: single[k] for k in ("items_per_s", "pipeline_work_items_per_s", "passes",
+                                                      "load_average", "duration_s") if k in single}
+    log(f"bound one item at a time: {single['items_per_s']} items/s; batching gain of the model work "
+        f"{result['items_per_s'] / single['items_per_s']:.2f}x")
+    return result
+
+
+def _model_bound(args: argparse.Namespace, batch: int, repeats: int) -> dict[str, Any]:
     load0 = load_average()
     started = time.monotonic()
     cmd = [sys.executable, "-m", "ops.bench.model_bound", "--items", str(args.bound_items), "--seed", str(args.seed),
-           "--batch", str(MODES["batched"][0]), "--repeats", str(args.repeats)]
+           "--batch", str(batch), "--repeats", str(repeats)]
     env = {k: v for k, v in os.environ.items() if not k.startswith("IBEX_")}
     # The bound uses every core, whatever the service's per-process default (one process:
     # spaCy is single-threaded, so torch's threads are what can use the second core).
@@ -707,7 +728,7 @@ def run_bound(args: argparse.Namespace) -> dict[str, Any]:
     result = json.loads(done.stdout.strip().splitlines()[-1])
     result["load_average"] = {"start": load0, "end": load_average()}
     result["duration_s"] = round(time.monotonic() - started, 1)
-    log(f"bound: {result['items_per_s']} items/s (passes {[p['items_per_s'] for p in result['passes']]}); "
+    log(f"bound (batch {batch}): {result['items_per_s']} items/s (passes {[p['items_per_s'] for p in result['passes']]}); "
         f"pipeline-work variant {result['pipeline_work_items_per_s']}/s")
     return result
 
@@ -801,6 +822,10 @@ def summarise(result: dict[str, Any]) -> dict[str, Any]:
     modes = result["modes"]
     s: dict[str, Any] = {"bound_items_per_s": bound,
                          "bound_pipeline_work_items_per_s": result["bound"]["pipeline_work_items_per_s"]}
+    single = result["bound"].get("one_at_a_time")
+    if single:
+        s["bound_one_at_a_time_items_per_s"] = single["items_per_s"]
+        s["model_batching_gain"] = round(bound / single["items_per_s"], 3)
     for mode, m in modes.items():
         mp = m["max_point"]
         s[mode] = {"sustained_per_s": mp["sustained_per_s_median"],

@@ -21,12 +21,15 @@ def task_name(stage: str) -> str:
     return f"ibex.stage.{stage}"
 
 
-def publish(app: Any, settings: Any, stage: str, job_ids: Sequence[str], *, countdown: float | None = None) -> bool:
+def publish(app: Any, settings: Any, stage: str, job_ids: Sequence[str], *, countdown: float | None = None,
+            retries: int = 0) -> bool:
+    """``retries``: deliveries of this stage the jobs already had (the task's retry budget
+    counts them), for a retry published by a delivery of an earlier stage."""
     if not job_ids:
         return True
     try:
         app.send_task(task_name(stage), args=[list(job_ids)], queue=settings.queue_for(stage),
-                      retry=True, retry_policy=_RETRY_POLICY, countdown=countdown)
+                      retry=True, retry_policy=_RETRY_POLICY, countdown=countdown, retries=retries)
     except Exception as exc:  # broker down: durable row stays, the sweeper re-publishes
         log.warning("publish_deferred", stage=stage, jobs=len(job_ids), error=type(exc).__name__)
         return False

@@ -58,10 +58,11 @@ def _run(task: Any, stage: str, job_ids: list[str]) -> None:
     for next_stage, ids in report.publish.items():
         publish(task.app, deps.settings, next_stage, ids)
     own = report.retry.pop(stage, None)
-    for at_stage, ids in report.retry.items():  # written back at a later stage and carried on inline:
-        countdown = backoff_seconds(task.request.retries + 1, base=deps.settings.retry_backoff_base,
-                                    cap=deps.settings.retry_backoff_cap)
-        publish(task.app, deps.settings, at_stage, ids, countdown=countdown)  # their retry is that stage's
+    for at_stage, ids in report.retry.items():
+        # Written back at a later stage and run there inline: that was their first attempt at
+        # it (attempts = 1 in the row), so their retry is that stage's second delivery.
+        countdown = backoff_seconds(1, base=deps.settings.retry_backoff_base, cap=deps.settings.retry_backoff_cap)
+        publish(task.app, deps.settings, at_stage, ids, countdown=countdown, retries=1)
     if own:
         _retry_or_give_up(task, stage, own, report.retry_error, deps)  # raises Retry: last
 

@@ -39,12 +39,17 @@ def test_four_pollers_one_killed_mid_batch_decide_every_escalation_exactly_once(
         expected = {item.escalation_id: KINDS[i % 4][1] for i, item in enumerate(items)}
         wait_until(lambda: sum(statuses(engine, org).get(s, 0) for s in ("resolved", "needs_review")) >= 100)
         # Freeze every relationship insert, so the doomed poller stops inside an apply
-        # transaction (its escalation row locked), with the rest of its batch claimed.
-        tx = blocker.begin()
-        blocker.execute(text("LOCK TABLE memory_relationships IN SHARE MODE"))
-        wait_until(lambda: _waiting_on_a_lock(engine, doomed.name), timeout=30)
-        held = [str(r.id) for r in query(engine, "SELECT id FROM memory_conflict_escalations "
-                                                 "WHERE lease_owner = :n AND status = 'claimed'", n=doomed.name)]
+        # transaction (its escalation row locked), with the rest of its batch claimed. Where
+        # in its batch it stops is chance: if on its last item, thaw and freeze again.
+        for _ in range(10):
+            tx = blocker.begin()
+            blocker.execute(text("LOCK TABLE memory_relationships IN SHARE MODE"))
+            wait_until(lambda: _waiting_on_a_lock(engine, doomed.name), timeout=30)
+            held = [str(r.id) for r in query(engine, "SELECT id FROM memory_conflict_escalations "
+                                                     "WHERE lease_owner = :n AND status = 'claimed'", n=doomed.name)]
+            if len(held) >= 2:
+                break
+            tx.commit()
         doomed.kill()
         tx.commit()
         wait_until(settled(engine, org, 1000), timeout=90)

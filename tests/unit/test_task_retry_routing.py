@@ -36,8 +36,8 @@ def wiring(monkeypatch):
     published = []
     deps = SimpleNamespace(settings=make_settings(retry_backoff_base=1.0, retry_backoff_cap=60.0))
     monkeypatch.setattr(tasks.runtime, "current", lambda: deps)
-    monkeypatch.setattr(tasks, "publish", lambda app, settings, stage, ids, countdown=None:
-                        published.append((stage, list(ids), countdown)) or True)
+    monkeypatch.setattr(tasks, "publish", lambda app, settings, stage, ids, countdown=None, retries=0:
+                        published.append((stage, list(ids), countdown, retries)) or True)
     return published
 
 
@@ -55,9 +55,9 @@ def test_retries_go_to_the_stage_the_job_row_is_at(monkeypatch, wiring):
     task = FakeTask()
     with pytest.raises(Retry):
         tasks._run(task, "validate", ["j-own", "j-later", "j-next"])
-    assert wiring[0] == ("pii", ["j-next"], None)
-    [(stage, ids, countdown)] = wiring[1:]
-    assert (stage, ids) == ("embed", ["j-later"]) and 0 < countdown <= 60
+    assert wiring[0] == ("pii", ["j-next"], None, 0)
+    [(stage, ids, countdown, retries)] = wiring[1:]
+    assert (stage, ids, retries) == ("embed", ["j-later"], 1) and 0 < countdown <= 60
     assert [args for args, _ in task.retried] == [[["j-own"]]]
 
 
@@ -65,4 +65,4 @@ def test_only_later_stage_retries_do_not_retry_the_delivery_itself(monkeypatch, 
     monkeypatch.setattr(tasks, "run_stage", lambda *a, **k: _report(embed=["j-later"]))
     task = FakeTask()
     tasks._run(task, "validate", ["j-later"])
-    assert [stage for stage, _, _ in wiring] == ["pii", "embed"] and task.retried == []
+    assert [stage for stage, *_ in wiring] == ["pii", "embed"] and task.retried == []

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import defaultdict
 
 from sqlalchemy import text
 
@@ -17,8 +18,9 @@ from worker import jobs
 from worker.adapters.vector_store import PgVectorStore
 from worker.config import STAGES
 from worker.db import tenant_tx
-from worker.pipeline.context import StageDeps
-from worker.pipeline.runner import run_stage
+from worker.pipeline import runner
+from worker.pipeline.context import StageDeps, WriteContext
+from worker.pipeline.runner import StageReport, run_stage
 
 
 class FailingEmbedder:
@@ -83,3 +85,23 @@ def test_a_delivery_for_a_stage_the_job_has_left_does_nothing(infra, engine):
     assert report.dropped == 1 and not report.publish and not report.retry
     [row] = query(engine, "SELECT stage, status FROM memory_write_jobs WHERE id = :j", j=job_id)
     assert (row.stage, row.status) == ("exact_dedup", "queued")
+
+
+def test_a_write_back_that_crashes_hands_the_whole_batch_back_for_a_retry(infra, engine):
+    settings = make_settings(infra, stage_batch_wait_ms=0, **isolated_queues("inline-crash"))
+    org, agent = new_scope(), new_scope("agent")
+    ids = [_after_pii(engine, settings, org, agent, f"Fact {i}: the office closes at 18:00.") for i in range(2)]
+    deps = _deps(settings, engine, FixedEmbedder())
+    with tenant_tx(engine, org) as conn:
+        rows = jobs.claim(conn, ids, "exact_dedup", 60)
+    ctxs = [WriteContext.from_row(row) for row in rows]
+    ctxs[1].labels = [{"label": object()}]  # cannot be written: the write-back raises TypeError
+    report, pending = StageReport(), defaultdict(list)
+
+    runner._hand_on("exact_dedup", ctxs, deps, report, pending)  # next: embed, inline, written first
+
+    assert not pending and not report.publish
+    assert sorted(report.retry["exact_dedup"]) == sorted(ids) and report.retry_error.code == "STAGE_CRASHED"
+    rows = query(engine, "SELECT stage, lease_token FROM memory_write_jobs WHERE id = ANY(CAST(:ids AS uuid[]))",
+                 ids=ids)
+    assert [(r.stage, r.lease_token) for r in rows] == [("exact_dedup", None)] * 2  # neither was half-saved

@@ -175,7 +175,10 @@ def _hand_on(stage: str, ctxs: list[WriteContext], deps: Any, report: StageRepor
     if to_save:
         try:
             skip = _save(to_save, deps)
-        except TransientError as exc:
+        except Exception as exc:  # nothing of this write-back committed: all of them again later
+            if not isinstance(exc, TransientError):
+                log.error("stage_crashed", stage=stage, jobs=len(to_save), error=type(exc).__name__)
+                exc = TransientError(f"write-back crashed ({type(exc).__name__})", code="STAGE_CRASHED")
             _retry_later(stage, [ctx for ctx, _, _ in to_save], deps, report, exc)
             skip = {ctx.job_id for ctx, _, _ in to_save}
         else:

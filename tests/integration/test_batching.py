@@ -78,18 +78,25 @@ def _stage_deliveries(worker):
     return {stage: _received(worker, stage) for stage in STAGES}
 
 
-def test_a_worker_on_every_queue_carries_a_write_through_all_stages_in_one_delivery(infra, engine):
-    settings, overrides = _isolated(infra, "inline", stage_batch_wait_ms=0)
+def _one_write(infra, engine, prefix, content, **extra):
+    """One job through a worker on every (isolated) queue: its view and the worker's deliveries."""
+    settings, overrides = _isolated(infra, prefix, stage_batch_wait_ms=0, **extra)
     org = new_scope()
-    worker = start_worker(infra, "inliner", queues=",".join(settings.all_queues), **overrides)
+    worker = start_worker(infra, f"{prefix}-worker", queues=",".join(settings.all_queues), **overrides)
     try:
-        job_id = _park(engine, settings, org, "agent", "Reach Jane Doe at jane@example.com about the offsite.")
+        job_id = _park(engine, settings, org, "agent", content)
         assert publish(create_app(settings), settings, "validate", [job_id])
         view = wait_for_job(engine, org, job_id, timeout=60)
         deliveries = _stage_deliveries(worker)
     finally:
         worker.stop()
     assert view["status"] == "succeeded", view
+    return job_id, view, deliveries
+
+
+def test_a_worker_on_every_queue_carries_a_write_through_all_stages_in_one_delivery(infra, engine):
+    job_id, view, deliveries = _one_write(infra, engine, "inline",
+                                          "Reach Jane Doe at jane@example.com about the offsite.")
     assert [s for s in STAGES if s in view["timings_ms"]] == list(STAGES)  # every stage ran, each timed
     assert deliveries == {stage: int(stage == "validate") for stage in STAGES}
     [row] = query(engine, "SELECT raw_content, stage, lease_token FROM memory_write_jobs WHERE id = :j", j=job_id)
@@ -97,17 +104,8 @@ def test_a_worker_on_every_queue_carries_a_write_through_all_stages_in_one_deliv
 
 
 def test_with_inline_off_every_stage_is_its_own_broker_delivery(infra, engine):
-    settings, overrides = _isolated(infra, "hops", stage_inline=False, stage_batch_wait_ms=0)
-    org = new_scope()
-    worker = start_worker(infra, "hopper", queues=",".join(settings.all_queues), **overrides)
-    try:
-        job_id = _park(engine, settings, org, "agent", "The quarterly review moved to the second week of May.")
-        assert publish(create_app(settings), settings, "validate", [job_id])
-        view = wait_for_job(engine, org, job_id, timeout=60)
-        deliveries = _stage_deliveries(worker)
-    finally:
-        worker.stop()
-    assert view["status"] == "succeeded", view
+    _, _, deliveries = _one_write(infra, engine, "hops", "The quarterly review moved to the second week of May.",
+                                  stage_inline=False)
     assert deliveries == {stage: 1 for stage in STAGES}
 
 

@@ -281,9 +281,8 @@ def _persist(ctx: WriteContext, deps: Any, report: StageReport) -> None:
 
 
 def _advance_to(next_stage: str, ctx: WriteContext, deps: Any, report: StageReport) -> None:
-    with tenant_tx(deps.engine, ctx.org_id, durable=False) as conn:
-        if not jobs.save_stage(conn, ctx, next_stage, deps.settings.queue_for(next_stage)):
-            raise LeaseLost("job lease lost before write-back")
+    if _save([(ctx, next_stage, False)], deps):
+        raise LeaseLost("job lease lost before write-back")
     ctx.stored_stage = next_stage
     report.publish[next_stage].append(ctx.job_id)
 

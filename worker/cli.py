@@ -153,6 +153,7 @@ def cmd_api(args: argparse.Namespace) -> int:
     # The factory builds the app (and configures logging) in each uvicorn process.
     uvicorn.run("api.app:factory", factory=True, host=args.host or settings.api_host,
                 port=args.port or settings.api_port, workers=settings.api_workers, log_config=None,
+                loop="uvloop", http="httptools",
                 access_log=False, server_header=False, timeout_graceful_shutdown=10)
     return 0
 

@@ -18,7 +18,11 @@ stages -> PostgreSQL), batched and naive, on one machine in one run.
    step deduplicates against another) at fixed times whatever the answers, then waits for
    the backlog to drain and reads every job row back. The sender is ``ops.bench.loadclient``
    (pre-encoded requests over keep-alive connections): it shares the machine, and httpx,
-   used before, took about 4 ms of CPU per write from the service it measured.
+   used before, took about 4 ms of CPU per write from the service it measured. With the
+   step's figures taken, it waits until no message is left in the broker: after an
+   overloaded step, hundreds of messages whose jobs a batch already took are still queued,
+   and consuming them (about 2 ms of CPU each) used to bill the next step (from 12:30 UTC
+   on 2026-11-30; the step records how many there were and how long they took).
    - sweep: ``--rates`` in order until committed throughput stops rising (a step that is
      not sustained and commits less than 5 % more than the best step so far);
    - refine: up to ``--refine`` steps between the highest sustained rate and the capacity
@@ -547,12 +551,42 @@ def run_step(stack: Stack, mon: ProcMonitor, label: str, kind: str, rate: float,
         "load_average": {"start": load0, "end": load1},
         "corpus": summary(items),
     }
+    # After the figures are taken: let the worker consume the step's leftover broker messages
+    # (deliveries whose jobs a batch already took) so they do not cost the next step CPU.
+    mon.phase(f"{label}:quiet")
+    quiet_s, stale, stale_left = wait_broker_quiet(stack.redis.url, args.drain_cap)
+    mon.phase(None)
+    cpu_quiet = mon.cpu_of(f"{label}:quiet")
+    result["after_step"] = {"broker_messages": stale, "quiet_s": quiet_s, "broker_messages_left": stale_left,
+                            "worker_cpu_s": round(cpu_quiet.get("worker", 0.0), 2)}
     log(f"{label} {kind}: offered {rate}/s -> committed {committed_rate:.1f}/s, overall {result['overall_per_s']}/s "
         f"({'sustained' if sustained else 'NOT sustained'}, backlog slope {slope:.1f}/s), "
         f"p50/p99 {result['latency_ms']['p50'] if lat else '-'}/{result['latency_ms']['p99'] if lat else '-'} ms, "
         f"hops/write {result['hops']['per_write']}, drain {drain_s}s, load {load1[0]}, "
-        f"other cores {result['other_cores_send']}")
+        f"other cores {result['other_cores_send']}, {stale} leftover messages consumed in {quiet_s}s")
     return result
+
+
+def broker_messages(url: str) -> int:
+    """Messages waiting in the broker's queues (kombu keeps each queue as a Redis list)."""
+    import redis as redis_py
+
+    client = redis_py.Redis.from_url(url)
+    try:
+        return sum(int(client.llen(k)) for k in client.scan_iter(_type="list"))
+    finally:
+        client.close()
+
+
+def wait_broker_quiet(url: str, cap_s: float) -> tuple[float, int, int]:
+    """Seconds until no message waits in the broker (bounded by ``cap_s``), the messages
+    waiting at the start, and those still waiting at the end."""
+    started = time.monotonic()
+    first = left = broker_messages(url)
+    while left and time.monotonic() - started < cap_s:
+        time.sleep(0.25)
+        left = broker_messages(url)
+    return round(time.monotonic() - started, 2), first, left
 
 
 def _decision_counts(jobs: list[dict[str, Any]]) -> dict[str, dict[str, int]]:

@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -196,6 +197,12 @@ def test_redis_can_be_found_and_stopped_from_another_handle(make_redis, tmp_path
     assert other.is_running()
     other.stop()
 
+    # The first handle owns the process: it sees the exit once it reaps it. Seen once in a
+    # fresh-clone run (2026-11-30) still "running" right after other.stop() returned, so
+    # the check allows it a bounded moment instead of a single look.
+    deadline = time.monotonic() + 10
+    while server.is_running() and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert not server.is_running()
     server.stop()  # harmless when already stopped
 

@@ -48,7 +48,7 @@ class _Connections:
     """Keep-alive connections to one host, opened on demand up to ``limit``."""
 
     def __init__(self, host: str, port: int, limit: int) -> None:
-        self.host, self.port, self.limit = host, port, limit
+        self.host, self.port = host, port
         self.idle: list[tuple[Conn, float]] = []  # (connection, idle since), most recent last
         self.opened = 0
         self.slots = asyncio.Semaphore(limit)

@@ -26,6 +26,7 @@ from worker.celery_app import create_app as create_celery_app
 from worker.config import Settings, get_settings
 from worker.db import make_engine
 from worker.logs import configure_logging
+from worker.publish import Waker
 
 API_VERSION = "1.0.0"
 _DESCRIPTION = (
@@ -42,6 +43,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                      backlog=Backlog(engine, settings.backlog_cache_seconds), metrics=get_api_metrics(),
                      redis=redis.Redis.from_url(settings.redis_url, socket_timeout=1, socket_connect_timeout=1),
                      cache=RedisCache(settings.redis_url, settings.cache_ttl_seconds) if settings.cache_enabled else None)
+    state.waker = Waker(state.producer, settings, state.redis)
     app = FastAPI(title="IBEX memory write API", version=API_VERSION, description=_DESCRIPTION,
                   lifespan=_lifespan, docs_url="/docs", redoc_url=None, openapi_url="/openapi.json")
     app.state.ibex = state

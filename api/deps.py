@@ -24,6 +24,7 @@ class ApiState:
     metrics: ApiMetrics
     redis: Any  # for /readyz
     cache: Any = None  # the read cache: a person's supersedes decision evicts the older memory
+    waker: Any = None  # coalesced wake-ups for new jobs (worker.publish.Waker)
 
 
 def api_state(request: Request) -> ApiState:

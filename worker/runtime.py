@@ -26,14 +26,14 @@ _lock = threading.Lock()
 
 
 def build_deps(settings: Settings, *, with_pii: bool, with_embedder: bool,
-               consumed_queues: frozenset[str] = frozenset()) -> StageDeps:
+               consumed_queues: frozenset[str] = frozenset(), waker: Any = None) -> StageDeps:
     redactor = load_redactor(settings) if with_pii else None
     embedder = load_embedder(settings) if with_embedder else None
     return StageDeps(settings=settings, engine=get_engine(settings.database_url),
                      vector_store=PgVectorStore(settings.near_duplicate_coarse_candidates),
                      redactor=redactor, embedder=embedder,
                      cache=RedisCache(settings.redis_url, settings.cache_ttl_seconds) if settings.cache_enabled else None,
-                     metrics=get_metrics(), consumed_queues=frozenset(consumed_queues))
+                     metrics=get_metrics(), consumed_queues=frozenset(consumed_queues), waker=waker)
 
 
 def install(deps: StageDeps) -> None:

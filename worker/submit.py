@@ -18,7 +18,7 @@ from worker.db import tenant_tx
 from worker.errors import (FieldIssue, IbexError, IdempotencyConflict, IdempotencyInProgress, TransientError,
                            ValidationFailed)
 from worker.pipeline.validate import validate_request
-from worker.publish import publish
+from worker.publish import ENTRY_STAGE, Waker, publish
 
 # 1-255 visible ASCII characters; the ledger's CHECK constraint says the same.
 IDEMPOTENCY_KEY_RE = re.compile(r"^[\x21-\x7e]{1,255}$")
@@ -56,18 +56,28 @@ class Submission:
 
 
 def submit(engine: Any, app: Any, settings: Any, body: dict[str, Any],
-           idempotency_key: str | None = None, *, admit: Callable[[], None] | None = None) -> Submission:
+           idempotency_key: str | None = None, *, admit: Callable[[], None] | None = None,
+           waker: Waker | None = None) -> Submission:
     """Raises ``ValidationFailed``, ``IdempotencyConflict``, ``IdempotencyInProgress`` or
     ``TransientError`` (database unavailable: nothing published), or whatever ``admit``
-    raises: it runs only when a new job is about to be inserted."""
+    raises: it runs only when a new job is about to be inserted. ``waker``: send the job's
+    wake-up through it (coalesced with a pending one) instead of a message of its own."""
     submission = record(engine, settings, body, idempotency_key, admit=admit)
     if not submission.replayed:
-        submission.published = publish(app, settings, "validate", [submission.job_id])
+        submission.published = _wake(app, settings, waker, [submission.job_id])
     return submission
 
 
+def _wake(app: Any, settings: Any, waker: Waker | None, job_ids: list[str]) -> bool:
+    if not job_ids:
+        return True
+    if waker is not None:
+        return waker.wake(ENTRY_STAGE, job_ids)
+    return publish(app, settings, "validate", job_ids)
+
+
 def submit_many(engine: Any, app: Any, settings: Any, items: Sequence[tuple[dict[str, Any], str | None]], *,
-                admit: Callable[[], None] | None = None) -> list[Submission | IbexError]:
+                admit: Callable[[], None] | None = None, waker: Waker | None = None) -> list[Submission | IbexError]:
     """Each item in its own transaction (a failing item fails alone), then one message for
     every new job: the validate stage takes a list of ids, so a batch travels as one."""
     results: list[Submission | IbexError] = []
@@ -77,7 +87,7 @@ def submit_many(engine: Any, app: Any, settings: Any, items: Sequence[tuple[dict
         except IbexError as exc:
             results.append(exc)
     fresh = [r for r in results if isinstance(r, Submission) and not r.replayed]
-    published = publish(app, settings, "validate", [r.job_id for r in fresh])
+    published = _wake(app, settings, waker, [r.job_id for r in fresh])
     for submission in fresh:
         submission.published = published
     return results

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+import redis
 import structlog
 from celery import Celery, signals
 
@@ -20,7 +21,7 @@ from worker.db import dispose_engines
 from worker.errors import TransientError
 from worker.logs import configure_logging
 from worker.pipeline.runner import fail_exhausted, run_stage
-from worker.publish import publish, task_name
+from worker.publish import Waker, publish, task_name
 from worker.retry import backoff_seconds
 
 log = structlog.get_logger("ibex.tasks")
@@ -119,9 +120,11 @@ def _connect_signals(app: Celery, settings: Settings) -> None:
         dispose_engines()
         queues = consumed_queues(app)
         try:
+            waker = Waker(app, settings, redis.Redis.from_url(settings.redis_url, socket_timeout=1,
+                                                              socket_connect_timeout=1))
             deps = runtime.build_deps(settings, with_pii=settings.queue_pii in queues,
                                       with_embedder=settings.queue_embed in queues,
-                                      consumed_queues=frozenset(queues))
+                                      consumed_queues=frozenset(queues), waker=waker)
         except Exception:
             log.critical("model_load_failed", exc_info=True)
             raise SystemExit(1)

@@ -109,7 +109,7 @@ def _admit_and_submit(state: ApiState, body: dict[str, Any], key: str | None) ->
     """One trip to the thread pool: the back-pressure reading (its own short transaction,
     before the write's), then ``submit``, which consults it only if a new job is needed."""
     admit = admission(state.backlog, state.settings)
-    return submit(state.engine, state.producer, state.settings, body, key, admit=admit)
+    return submit(state.engine, state.producer, state.settings, body, key, admit=admit, waker=state.waker)
 
 
 def _one_key(x_key: str | None, key: str | None) -> str | None:
@@ -246,7 +246,8 @@ async def _submit_batch(state: ApiState, todo: list[tuple[int, dict[str, Any], s
     try:
         admit = await blocking(admission, state.backlog, state.settings)
         outcomes = await blocking(submit_many, state.engine, state.producer, state.settings,
-                                  [(body, item_key) for _, body, item_key in todo], admit=admit)
+                                  [(body, item_key) for _, body, item_key in todo], admit=admit,
+                                  waker=state.waker)
     except TransientError as exc:  # the back-pressure reading failed: the database is down
         outcomes = [exc] * len(todo)
     finally:

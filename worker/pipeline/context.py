@@ -88,3 +88,4 @@ class StageDeps:
     cache: Any = None
     metrics: Any = None
     consumed_queues: frozenset[str] = frozenset()  # queues this worker process takes (inline stages)
+    waker: Any = None  # coalesced wake-ups (worker.publish.Waker): kept by deliveries of the entry stage

@@ -96,21 +96,35 @@ def _claim(stage: str, job_ids: Sequence[str], deps: Any, queue: str | None) -> 
     settings = deps.settings
     started = time.monotonic()
     limit = settings.stage_batch_max
+    waker = deps.waker if queue and deps.waker is not None and deps.waker.wakes(stage) else None
+    if waker is not None:
+        waker.taking(stage, queue)  # before the claim: it sees every job the flag stood for
+    extra = max(0, limit - len(set(job_ids)))
     # Claims and stage write-backs commit without waiting for the WAL flush: after a database
     # crash a lost one only means the stage runs again (fencing drops the stale delivery).
     with maint_tx(deps.engine, durable=False) as conn:
-        rows = jobs.claim(conn, job_ids, stage, settings.job_lease_seconds, queue=queue,
-                          extra=max(0, limit - len(set(job_ids))))
+        rows = jobs.claim(conn, job_ids, stage, settings.job_lease_seconds, queue=queue, extra=extra)
+    if waker is not None and _took_all_allowed(rows, job_ids, extra):
+        waker.chain(stage)  # jobs may still be waiting, and nothing else may wake them
     wait = settings.stage_batch_wait_ms / 1000.0
     if not rows or not queue or wait <= 0 or len(rows) >= limit or not _model_stage_ahead(stage, deps):
         return rows
     time.sleep(max(0.0, wait - (time.monotonic() - started)))
     try:
         with maint_tx(deps.engine, durable=False) as conn:
-            rows += jobs.claim(conn, [], stage, settings.job_lease_seconds, queue=queue, extra=limit - len(rows))
+            more = jobs.claim(conn, [], stage, settings.job_lease_seconds, queue=queue, extra=limit - len(rows))
     except TransientError:  # the jobs already leased go on; the others wait for their own delivery
         log.warning("batch_top_up_failed", stage=stage)
-    return rows
+        return rows
+    if waker is not None and len(more) >= limit - len(rows):
+        waker.chain(stage)
+    return rows + more
+
+
+def _took_all_allowed(rows: Sequence[Any], job_ids: Sequence[str], extra: int) -> bool:
+    """True when the claim's share of waiting jobs was full (or nil): more may be waiting."""
+    own = set(job_ids)
+    return sum(1 for row in rows if str(row.id) not in own) >= extra
 
 
 def _model_stage_ahead(stage: str, deps: Any) -> bool:

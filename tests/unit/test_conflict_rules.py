@@ -127,3 +127,31 @@ def test_timezone_offsets_are_compared_as_instants():
     plus_two = datetime(2024, 6, 1, 2, tzinfo=timezone(timedelta(hours=2)))
     result = plan(fact("new", plus_two), [fact("old", JAN, JUN)])
     assert result == {"supersedes": ["old"], "superseded_by": [], "escalations": []}
+
+
+class _NoDatabase:
+    """An engine that must not be used: the stage has nothing to read."""
+
+    def begin(self):
+        raise AssertionError("conflict opened a transaction with no candidate to look up")
+
+
+@pytest.mark.parametrize(("quarantined", "enabled", "reason"), [
+    pytest.param(False, True, "no_candidates", id="no near-duplicate"),
+    pytest.param(True, True, "quarantined", id="quarantined"),
+    pytest.param(False, False, "disabled", id="detection switched off"),
+])
+def test_a_write_with_nothing_to_compare_opens_no_transaction(quarantined, enabled, reason):
+    from types import SimpleNamespace
+
+    from tests.conftest import make_settings
+    from worker.pipeline import conflict
+    from worker.pipeline.context import WriteContext
+
+    ctx = WriteContext(job_id="j", org_id="o", agent_id="a", request={})
+    ctx.quarantine_reasons = ["pii"] if quarantined else []
+    deps = SimpleNamespace(settings=make_settings(memory_conflict_detection_enabled=enabled), engine=_NoDatabase())
+    conflict.run(ctx, deps)
+    assert ctx.conflict == {}
+    assert ctx.decisions[-1]["stage"] == "conflict" and ctx.decisions[-1]["result"] == "skipped"
+    assert ctx.decisions[-1]["reason"] == reason

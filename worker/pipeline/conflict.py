@@ -79,11 +79,19 @@ def new_fact(ctx: WriteContext) -> Fact:
                 ctx.subject_key)
 
 
+def _skip_reason(ctx: WriteContext, deps: Any) -> str | None:
+    if ctx.quarantined:
+        return "quarantined"
+    if not deps.settings.memory_conflict_detection_enabled:
+        return "disabled"
+    return None if ctx.near_duplicates else "no_candidates"
+
+
 def decide(conn: Any, ctx: WriteContext, deps: Any) -> None:
-    if not deps.settings.memory_conflict_detection_enabled or ctx.quarantined or not ctx.near_duplicates:
+    reason = _skip_reason(ctx, deps)
+    if reason is not None:
         ctx.conflict = {}
-        reason = "disabled" if not deps.settings.memory_conflict_detection_enabled else "no_candidates"
-        ctx.decide("conflict", result="skipped", reason="quarantined" if ctx.quarantined else reason)
+        ctx.decide("conflict", result="skipped", reason=reason)
         return
     facts = load_facts(conn, ctx.org_id, [c["memory_id"] for c in ctx.near_duplicates])
     ctx.conflict = plan(new_fact(ctx), facts)
@@ -96,6 +104,9 @@ def decide(conn: Any, ctx: WriteContext, deps: Any) -> None:
 
 
 def run(ctx: WriteContext, deps: Any) -> WriteContext:
+    if _skip_reason(ctx, deps) is not None:  # nothing to read: no transaction (most writes)
+        decide(None, ctx, deps)
+        return ctx
     with tenant_tx(deps.engine, ctx.org_id) as conn:
         decide(conn, ctx, deps)
     return ctx

@@ -19,10 +19,11 @@ stages -> PostgreSQL), batched and naive, on one machine in one run.
    the backlog to drain and reads every job row back. The sender is ``ops.bench.loadclient``
    (pre-encoded requests over keep-alive connections): it shares the machine, and httpx,
    used before, took about 4 ms of CPU per write from the service it measured. With the
-   step's figures taken, it waits until no message is left in the broker: after an
-   overloaded step, hundreds of messages whose jobs a batch already took are still queued,
-   and consuming them (about 2 ms of CPU each) used to bill the next step (from 12:30 UTC
-   on 2026-11-30; the step records how many there were and how long they took).
+   step's figures taken, it waits until no message is left in the broker: before coalesced
+   wake-ups (d8534eb), hundreds of messages whose jobs a batch already took were still
+   queued after an overloaded step, and consuming them (about 2 ms of CPU each) used to
+   bill the next step (from 12:30 UTC on 2026-11-30; the step records how many there were
+   and how long they took).
    - sweep: ``--rates`` in order until committed throughput stops rising (a step that is
      not sustained and commits less than 5 % more than the best step so far);
    - refine: up to ``--refine`` steps between the highest sustained rate and the capacity

@@ -8,6 +8,7 @@ but ``settings``.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -120,6 +121,10 @@ class Proc:
 
     def log_text(self) -> str:
         return self.log_path.read_text(errors="replace")
+
+    def deliveries(self, stage: str) -> int:
+        """Deliveries of ``stage``'s task this worker received (from Celery's own log line)."""
+        return len(re.findall(rf"Task ibex\.stage\.{stage}\[[0-9a-f-]+\] received", self.log_text()))
 
     def wait_for_log(self, needle: str, timeout: float = 120.0, count: int = 1) -> None:
         deadline = time.monotonic() + timeout

@@ -73,12 +73,12 @@ def _wake(app: Any, settings: Any, waker: Waker | None, job_ids: list[str]) -> b
         return True
     if waker is not None:
         return waker.wake(ENTRY_STAGE, job_ids)
-    return publish(app, settings, "validate", job_ids)
+    return publish(app, settings, ENTRY_STAGE, job_ids)
 
 
 def submit_many(engine: Any, app: Any, settings: Any, items: Sequence[tuple[dict[str, Any], str | None]], *,
                 admit: Callable[[], None] | None = None, waker: Waker | None = None) -> list[Submission | IbexError]:
-    """Each item in its own transaction (a failing item fails alone), then one message for
+    """Each item in its own transaction (a failing item fails alone), then one wake-up for
     every new job: the validate stage takes a list of ids, so a batch travels as one."""
     results: list[Submission | IbexError] = []
     for body, key in items:

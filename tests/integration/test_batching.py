@@ -3,7 +3,6 @@ all of them and hands each on separately, with per-job semantics unchanged."""
 
 from __future__ import annotations
 
-import re
 import time
 
 from tests.conftest import isolated_queues, make_settings, new_scope, query, start_worker
@@ -70,12 +69,8 @@ def test_with_batching_off_each_delivery_takes_only_its_own_job(infra, engine):
     assert [(r.status, r.stage) for r in others] == [("queued", "validate")] * 2
 
 
-def _received(worker, stage):
-    return len(re.findall(rf"Task ibex\.stage\.{stage}\[[0-9a-f-]+\] received", worker.log_text()))
-
-
 def _stage_deliveries(worker):
-    return {stage: _received(worker, stage) for stage in STAGES}
+    return {stage: worker.deliveries(stage) for stage in STAGES}
 
 
 def _one_write(infra, engine, prefix, content, **extra):

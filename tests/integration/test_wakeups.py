@@ -5,7 +5,6 @@ for no longer than the flag's lifetime. Real Redis, real Celery worker, real Pos
 
 from __future__ import annotations
 
-import re
 import time
 
 import redis
@@ -28,10 +27,6 @@ def _messages(client, settings):
     return client.llen(settings.queue_validate)
 
 
-def _deliveries(worker):
-    return len(re.findall(r"Task ibex\.stage\.validate\[[0-9a-f-]+\] received", worker.log_text()))
-
-
 def _write(engine, settings, waker, org, i):
     body = memory(org, "agent", f"Standing order number {i}: water the office plants on day {i}.")
     return submit(engine, create_app(settings), settings, body, waker=waker)
@@ -50,13 +45,13 @@ def test_writes_while_a_wakeup_is_pending_share_its_message(infra, engine, monke
     try:
         views = [wait_for_job(engine, org, s.job_id, timeout=90) for s in submissions]
         assert [v["status"] for v in views] == ["succeeded"] * 6
-        assert _deliveries(worker) == 1
+        assert worker.deliveries("validate") == 1
         # The delivery took the flag down before claiming (it would live on for minutes
         # otherwise): the next write sends its own wake-up at once and is processed.
         assert client.get(wake_flag("validate", settings.queue_validate)) is None
         late = _write(engine, settings, waker, org, 99)
         assert wait_for_job(engine, org, late.job_id, timeout=30)["status"] == "succeeded"
-        assert _deliveries(worker) == 2
+        assert worker.deliveries("validate") == 2
     finally:
         worker.stop()
 
@@ -76,7 +71,7 @@ def test_a_burst_larger_than_a_batch_drains_through_chained_wakeups(infra, engin
         worker.stop()
     assert [v["status"] for v in views] == ["succeeded"] * 10
     # 4 + 4 + 2: the two full batches each woke the next delivery; the last one was not full.
-    assert _deliveries(worker) == 3
+    assert worker.deliveries("validate") == 3
     assert sorted(next(d for d in v["decisions"] if d["stage"] == "pii")["batch_size"] for v in views) == \
         [2, 2, 4, 4, 4, 4, 4, 4, 4, 4]
 

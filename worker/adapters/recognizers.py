@@ -1,0 +1,336 @@
+"""The recognizers the PII stage runs in Presidio, and the refinement of their findings.
+
+Presidio supplies the engine, spaCy NER (names), e-mail, phone numbers validated by
+``phonenumbers`` for many regions, IBAN with its checksum, US SSN/ITIN with context words,
+Bitcoin checksums, IP addresses, and checksum-validated national identifiers (UK NINO,
+Indian PAN, Italian codice fiscale, Spanish NIF/NIE, Singapore NRIC/FIN). The
+``worker.pii`` finders add what Presidio lacks: phone numbers in any format with context,
+payment cards of every network and length (a mistyped one is masked, not dropped),
+mistyped IBANs, Ethereum and case-folded Bitcoin addresses, identifiers announced by their
+name, postal addresses, and names announced by a greeting, sign-off, form field or family
+word.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from presidio_analyzer import LocalRecognizer, RecognizerRegistry, RecognizerResult
+from presidio_analyzer.predefined_recognizers import (CryptoRecognizer, EmailRecognizer, EsNieRecognizer,
+                                                      EsNifRecognizer, IbanRecognizer, InPanRecognizer,
+                                                      IpRecognizer, ItFiscalCodeRecognizer, PhoneRecognizer,
+                                                      SgFinRecognizer, SpacyRecognizer, UkNinoRecognizer,
+                                                      UsItinRecognizer, UsSsnRecognizer)
+
+from worker.pii import addresses, names, numbers
+from worker.pii.casing import View
+from worker.pii.lexicon import capitalised_share, gazetteer, places
+from worker.pii.context import Cues, words_before
+from worker.pii.policy import Finding
+
+# Regions whose numbering plans ``phonenumbers`` checks a number without "+" against.
+PHONE_REGIONS = ("US", "GB", "IE", "DE", "AT", "CH", "FR", "BE", "NL", "ES", "PT", "IT", "PL", "SE", "NO", "DK",
+                 "FI", "IN", "PK", "BD", "CN", "JP", "KR", "SG", "MY", "PH", "ID", "AU", "NZ", "CA", "MX", "BR",
+                 "AR", "CO", "ZA", "NG", "KE", "GH", "EG", "AE", "SA", "IL", "TR")
+PHONE_VALIDATED_SCORE = 0.75  # a number valid for some region's plan (Presidio gives 0.4)
+IP_SCORE = 0.9  # a well-formed address ``ipaddress`` accepts (Presidio gives 0.6)
+NOT_AN_IP = Cues.of(["version", "ver", "v", "build", "release", "firmware", "sdk", "api", "rev", "revision",
+                     "patch", "update", "kb", "oid", "section", "chapter", "figure", "table", "step", "rule"])
+NATIONAL_ID = "NATIONAL_ID"
+
+# Languages, frameworks and products that spaCy sometimes tags as people ("prefers Kotlin").
+NOT_A_PERSON = frozenset("""
+ada agda alexa algol android angular ansible apl apache arduino assembly atlas aurora awk azure bash basic
+blazor bootstrap c cassandra chef ckan clojure cobol coffeescript cordova cortana crystal csharp cuda d dart
+debian delphi deno django docker drupal elasticsearch electron elixir elm ember erlang excel express fastapi
+figma firebase flask flutter fortran gatsby gemini gerrit git gleam go golang grafana gradle groovy hack
+hadoop haskell haxe helm heroku hive idris ionic java javascript jenkins jira julia jupyter kafka keras
+kibana kotlin kubernetes laravel linux lisp logstash lua mariadb matlab maven mercurial mojo mongo mongodb
+mysql neovim nest netlify next nginx nim node nomad notion nuxt ocaml octave odin oracle outlook pandas
+pascal perl phoenix php podman pony postgres postgresql powershell prolog prometheus puppet purescript
+pytest python pytorch qt quarkus racket rails raku react reason redis rexx rollup ruby rust sas sass scala
+scheme scratch selenium sentry siri slack solidity spark spring sql sqlite svelte swift symfony tableau tcl
+tensorflow terraform trello typescript ubuntu unity vagrant vala vault vercel verilog vhdl vim vue wasm
+webpack windows wordpress xcode yarn zendesk zig zoom
+""".split())
+# Companies and products named after people, which read as names: not a person.
+BRANDS = frozenset(line.strip() for line in """
+ben & jerry's
+dolce & gabbana
+ernst & young
+goldman sachs
+johnson & johnson
+lehman brothers
+marks & spencer
+merrill lynch
+morgan stanley
+procter & gamble
+rolls royce
+rolls-royce
+tim hortons
+trader joe's
+wells fargo
+calvin klein
+hugo boss
+louis vuitton
+ralph lauren
+tommy hilfiger
+estée lauder
+mercedes benz
+mercedes-benz
+harley davidson
+harley-davidson
+ford
+tesla
+ferrari
+porsche
+lamborghini
+dyson
+heinz
+kellogg's
+getty
+disney
+boeing
+siemens
+philips
+bosch
+nestlé
+cadbury
+mcdonald's
+wendy's
+dell
+hewlett packard
+paypal
+unionpay
+salesforce
+dialogflow
+okta
+watson
+alexa
+siri
+cortana
+bixby
+jarvis
+firefox
+safari
+chrome
+earl grey
+granny smith
+caesar
+margherita
+""".strip().splitlines())
+# Names of identifiers and payment words that label a value ("NIE", "IBAN", "Amex"): not people.
+_LABEL_WORDS = frozenset({*numbers.ID_KEYWORDS, *numbers.CARD_CUES.words, "iban", "bic", "swift", "sepa", "bizum"})
+CALENDAR_WORDS = frozenset("""
+january february march april may june july august september october november december jan feb mar apr jun jul
+aug sep sept oct nov dec monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur
+thurs fri sat sun christmas easter ramadan diwali eid hanukkah thanksgiving halloween
+""".split())
+_ID_LIKE = re.compile(r"[\d@_/\\=]|\w-\w*\d")
+
+
+class FunctionRecognizer(LocalRecognizer):
+    """A Presidio recognizer around a ``worker.pii`` finder (text -> hits). With
+    ``with_entities`` the finder also gets spaCy's entity spans ``(start, end, label)``."""
+
+    def __init__(self, name: str, entities: Sequence[str], find: Callable[..., list[numbers.Hit]], *,
+                 with_entities: bool = False) -> None:
+        self._find = find
+        self._with_entities = with_entities
+        super().__init__(supported_entities=list(entities), supported_language="en", name=name)
+
+    def load(self) -> None:
+        pass
+
+    def analyze(self, text: str, entities: list[str], nlp_artifacts: Any = None) -> list[RecognizerResult]:
+        if self._with_entities:
+            doc = getattr(nlp_artifacts, "tokens", None)
+            spans = [(e.start_char, e.end_char, e.label_) for e in doc.ents] if doc is not None else []
+            hits = self._find(text, spans)
+        else:
+            hits = self._find(text)
+        return [RecognizerResult(hit.entity_type, hit.start, hit.end, hit.score,
+                                 recognition_metadata={RecognizerResult.RECOGNIZER_NAME_KEY: self.name,
+                                                       RecognizerResult.RECOGNIZER_IDENTIFIER_KEY: self.id})
+                for hit in hits if hit.entity_type in entities]
+
+
+class NameTrimmingSpacyRecognizer(SpacyRecognizer):
+    """spaCy's entities, with a PERSON trimmed to the words that read as a name (see
+    ``_trim_person``) before Presidio compares it with the other recognizers' names."""
+
+    def analyze(self, text: str, entities: list[str], nlp_artifacts: Any = None) -> list[RecognizerResult]:
+        results = []
+        for result in super().analyze(text, entities, nlp_artifacts):
+            if result.entity_type == "PERSON":
+                span = _trim_person(text, result.start, result.end)
+                if span is None:
+                    continue
+                result.start, result.end = span
+            results.append(result)
+        return results
+
+
+class AnyDomainEmailRecognizer(EmailRecognizer):
+    """Presidio drops an address whose domain is not on the public suffix list (``.test``,
+    ``.internal``, ``.corp``): that leaks real internal addresses. The pattern alone is
+    strict enough to act on."""
+
+    def validate_result(self, pattern_text: str) -> bool:
+        return True
+
+
+class ValidatedPhoneRecognizer(PhoneRecognizer):
+    SCORE = PHONE_VALIDATED_SCORE
+
+
+class CheckedIpRecognizer(IpRecognizer):
+    """An address ``ipaddress`` accepts is an IP address (Presidio scores it 0.6, below any
+    sane redaction threshold, which quarantined every IP instead of redacting it)."""
+
+    def validate_result(self, pattern_text: str) -> bool | None:
+        return None
+
+    def analyze(self, text: str, entities: list[str], nlp_artifacts: Any = None,
+                regex_flags: int | None = None) -> list[RecognizerResult]:
+        results = super().analyze(text, entities, nlp_artifacts, regex_flags)
+        for result in results:
+            if result.score >= 0.5:
+                result.score = IP_SCORE
+        return results
+
+
+class _UpperCaseMixin:
+    """Run a pattern recognizer on the view upper-cased (same length): its check letters and
+    format rules expect capitals, and the view is case folded."""
+
+    def analyze(self, text: str, entities: list[str], nlp_artifacts: Any = None,
+                regex_flags: int | None = None) -> list[RecognizerResult]:
+        upper = "".join(ch.upper() if len(ch.upper()) == 1 else ch for ch in text)
+        return super().analyze(upper, entities, nlp_artifacts, regex_flags)  # type: ignore[misc]
+
+
+def _upper_cased(recognizer_class: type) -> type:
+    return type(recognizer_class.__name__, (_UpperCaseMixin, recognizer_class), {})
+
+
+def build_registry(nlp_engine: Any) -> RecognizerRegistry:
+    registry = RecognizerRegistry(supported_languages=["en"])
+    for recognizer in (
+        NameTrimmingSpacyRecognizer(name=SPACY), AnyDomainEmailRecognizer(), ValidatedPhoneRecognizer(supported_regions=PHONE_REGIONS),
+        IbanRecognizer(), UsSsnRecognizer(), UsItinRecognizer(), CryptoRecognizer(), CheckedIpRecognizer(),
+        *(_upper_cased(cls)(supported_entity=NATIONAL_ID) for cls in (
+            UkNinoRecognizer, InPanRecognizer, ItFiscalCodeRecognizer, EsNifRecognizer, EsNieRecognizer,
+            SgFinRecognizer)),
+        FunctionRecognizer("IbexIpv6PortRecognizer", ["IP_ADDRESS"], numbers.ipv6_with_port),
+        FunctionRecognizer("IbexIdShapeRecognizer", [NATIONAL_ID], numbers.id_shapes),
+        FunctionRecognizer("IbexPhoneRecognizer", ["PHONE_NUMBER"], numbers.phones),
+        FunctionRecognizer("IbexCardRecognizer", ["CREDIT_CARD"], numbers.cards),
+        FunctionRecognizer("IbexIbanRecognizer", ["IBAN_CODE"], numbers.ibans),
+        FunctionRecognizer("IbexWalletRecognizer", ["CRYPTO"], numbers.wallets),
+        FunctionRecognizer(NAMED_ID, ["US_SSN", "US_ITIN", NATIONAL_ID], numbers.named_ids),
+        FunctionRecognizer("IbexAddressRecognizer", ["STREET_ADDRESS"], addresses.addresses),
+        FunctionRecognizer("IbexNameCueRecognizer", ["PERSON"], names.cued_names),
+        FunctionRecognizer("IbexKnownNameRecognizer", ["PERSON"], names.known_names, with_entities=True),
+    ):
+        registry.add_recognizer(recognizer)
+    return registry
+
+
+def refine(view: View, findings: list[Finding]) -> list[Finding]:
+    """Drop what a recognizer got wrong in ways context shows: a "person" that is an id, a
+    programming language or a month, a lone word spaCy alone calls a person, an "IP address"
+    that is a version number, a "phone number" that is a date or an order number."""
+    if view.mixed_case:
+        findings = findings + [Finding(h.entity_type, h.start, h.end, h.score, CASED)
+                               for h in names.cased_names(view.typed, view.text)]
+    kept = [f for f in findings if _keep(view.text, f)]
+    named = [f for f in kept if f.recognizer == NAMED_ID]
+    kept = [f for f in kept if f.recognizer == NAMED_ID or not _inside_named_id(f, named)]
+    people = [f for f in kept if f.entity_type == "PERSON" and f.recognizer != SPACY]
+    return [f for f in kept if f.recognizer != SPACY or f.entity_type != "PERSON"
+            or _corroborated(view.text, f, people)]
+
+
+SPACY = "SpacyRecognizer"
+CASED = "IbexCasedNameRecognizer"
+NAMED_ID = "IbexNamedIdRecognizer"
+_NUMBER_TYPES = frozenset({"PHONE_NUMBER", "CREDIT_CARD", "US_SSN", "US_ITIN", NATIONAL_ID})
+
+
+def _inside_named_id(finding: Finding, named: list[Finding]) -> bool:
+    """"NHS number 943 476 5919" is an NHS number, whatever else its digits could be."""
+    return finding.entity_type in _NUMBER_TYPES and any(
+        n.start <= finding.start and finding.end <= n.end for n in named)
+_NOT_NAME_EDGE = re.compile(r"\S*[\d@_/\\=]\S*")
+
+
+def _not_name_edge(word: str) -> bool:
+    bare = word.strip(".,;:!?()'’\"")
+    return (bool(_NOT_NAME_EDGE.fullmatch(word)) or not bare
+            or bare[:1].islower() and bare.lower() not in names.PARTICLES)
+
+
+def _trim_person(text: str, start: int, end: int) -> tuple[int, int] | None:
+    """spaCy runs a name into a number or a common word (``Zsófia Nagy 40``, ``Haskell
+    meetup``), or tags a phrase of another language (``appelez le``): keep the part that reads
+    as a name - words the view capitalises - or nothing."""
+    words = [m for m in re.finditer(r"\S+", text[start:end])]
+    while words and _not_name_edge(words[-1].group(0)):
+        words.pop()
+    while words and _not_name_edge(words[0].group(0)):
+        words.pop(0)
+    if not words:
+        return None
+    return start + words[0].start(), start + words[-1].start() + len(words[-1].group(0).rstrip(",.;:"))
+
+
+def _corroborated(text: str, finding: Finding, people: list[Finding]) -> bool:
+    """spaCy's tagger alone is not trusted with a name: the span must hold a known name that
+    is not just a common word, or another recognizer must have found a name there too
+    (it tags phrases of other languages, products and places as people)."""
+    if any(p.start < finding.end and finding.start < p.end for p in people):
+        return True
+    for word in re.findall(r"[^\W\d_]+", text[finding.start:finding.end].lower()):
+        share = capitalised_share(word)
+        if (len(word) >= 3 and word not in names.PARTICLES and word in gazetteer()
+                and (share is None or share >= names.NAME_SHARE)):
+            return True
+    return False
+
+
+def _keep(text: str, finding: Finding) -> bool:
+    value = text[finding.start:finding.end]
+    if finding.entity_type == "PERSON":
+        return _person(value, typed_as_name=finding.recognizer == CASED)
+    if finding.entity_type == "IP_ADDRESS":
+        return not NOT_AN_IP.found_in(words_before(text, finding.start, 2))
+    if finding.entity_type == "PHONE_NUMBER":
+        return numbers.phone_in_context(text, finding.start, value)
+    return True
+
+
+def _person(value: str, *, typed_as_name: bool = False) -> bool:
+    """Not an id, not a programming language or product, not words that are common in lower
+    case and capitalised only by their place (``Card:``, ``Mum says``), not an acronym."""
+    if _ID_LIKE.search(value):
+        return False
+    words = re.findall(r"[^\W\d_]+", value.lower())
+    if not words or all(word in NOT_A_PERSON or word in CALENDAR_WORDS for word in words):
+        return False
+    if value.lower() in places() or value.lower() in BRANDS or value.lower() in _LABEL_WORDS:
+        return False
+    if not typed_as_name and all((share := capitalised_share(word)) is not None and share < names.NAME_SHARE
+                                 for word in words):
+        return False
+    return not all(len(word) <= 5 and not re.search(r"[aeiouyà-ÿ]", word) for word in words)
+
+
+def pin_tldextract_offline() -> None:
+    """Presidio's email recognizer calls ``tldextract``, which downloads the public suffix
+    list on first use; offline that stalls. Use the snapshot bundled with the package."""
+    import tldextract.tldextract as tld
+
+    tld.TLD_EXTRACTOR = tld.TLDExtract(suffix_list_urls=(), cache_dir=None, fallback_to_snapshot=True)

@@ -1,0 +1,288 @@
+"""Postal addresses: a street line (or a post-office box) anchors an address, which then
+extends over the comma-separated parts that read like address parts (unit, building,
+district, city, region, postcode, country) and stops at the first part that reads like
+prose. Street lines of many countries are recognised: number-first (``221b Baker
+Street``, ``12 rue des Martyrs``), name-first (``Calle de Alcalá 214``, ``ul. Piotrkowska
+120``), compound (``Kastanienallee 41``, ``Vasagatan 7``) and block forms (``3-12-8
+Jingumae``, ``Blk 456 Ang Mo Kio Ave 10``).
+
+Works on the analysed view: words the lexicon does not know as common English words are
+capitalised there, which is how a place name is told from prose.
+"""
+
+from __future__ import annotations
+
+import re
+
+from worker.pii.numbers import LIKELY, Hit
+
+_W = r"[^\W\d_][\w'’.\-]*"  # a word (letters first; may hold digits, dots, hyphens)
+_NUM = r"\d+[a-z]?(?:[/\-]\d+[a-z]?)*"
+
+STREET_TYPES = (
+    "street", "st", "road", "rd", "avenue", "ave", "av", "drive", "dr", "lane", "ln", "boulevard", "blvd",
+    "way", "close", "crescent", "cres", "square", "sq", "place", "pl", "court", "ct", "terrace", "tce",
+    "grove", "gardens", "gdns", "parkway", "pkwy", "highway", "hwy", "mews", "circle", "cir", "trail", "trl",
+    "alley", "marg", "quay", "wharf", "esplanade", "parade", "promenade", "broadway", "expressway",
+    "freeway", "turnpike", "pike", "glen", "hollow", "meadows", "orchard", "spur", "terr", "wynd", "brae",
+    "salai", "nagar", "chowk", "layout", "colony", "enclave", "cove", "boulevard", "plaza",
+)
+# Words that come before the street's name ("rue", "calle", "ul."): the number follows the name.
+STREET_PREFIXES = (
+    "rue", "avenue", "av", "av.", "avda", "avda.", "avenida", "calle", "c/", "carrer", "via", "viale", "corso",
+    "piazza", "piazzale", "largo", "vicolo", "rua", "travessa", "paseo", "plaza", "praça", "praca", "ul.", "ul",
+    "ulica", "al.", "aleja", "jl.", "jl", "jalan", "odos", "odós", "leoforos", "caddesi", "cad.", "cd.", "sokak",
+    "sk.", "sokağı", "strada", "bulevardul", "calea", "allée", "allee", "boulevard", "bd", "bd.", "chemin",
+    "impasse", "place", "quai", "cours", "route", "rambla", "camino", "ronda", "travesía", "estrada",
+    "alameda", "số", "đường", "phố", "ngõ", "rodovia", "carretera", "passeig", "vía", "rúa", "praia",
+    "am", "an der", "auf der", "im", "in der", "zum", "zur", "hinter der", "unter den", "jalan",
+    "street", "road", "lorong", "soi", "thanon", "gali", "marg",
+)
+# Compound street names of Germanic and Nordic languages end in one of these.
+STREET_SUFFIXES = (
+    "straße", "strasse", "str.", "gasse", "weg", "allee", "platz", "ring", "damm", "ufer", "steig", "pfad",
+    "gatan", "vägen", "väg", "gata", "gränd", "gade", "vej", "veien", "vegen", "gate", "gracht", "laan",
+    "straat", "steenweg", "kade", "singel", "dreef", "plein", "markt", "dijk", "kaai", "plads", "torget",
+    "torg", "tie", "katu", "kuja", "polku", "utca", "ulica", "cesta", "ulice", "náměstí", "gässli", "gässchen",
+    "caddesi", "cad.", "cd.", "sokak", "sokağı", "sk.", "bulvarı", "mahallesi", "mah.",
+)
+BOXES = ("p.o. box", "p. o. box", "po box", "p.o.box", "pobox", "post office box", "postfach", "postbus",
+         "caixa postal", "apartado postal", "apartado", "apdo.", "bp", "b.p.", "box", "private bag", "pmb",
+         "gpo box", "locked bag", "postboks", "postbox", "cp", "c.p.", "casilla", "pf", "p.b.")
+UNITS = ("flat", "apt", "apt.", "apartment", "unit", "suite", "ste", "ste.", "room", "rm", "office", "house",
+         "house no", "house no.", "h.no.", "bldg", "building", "floor", "fl", "level", "lvl", "blk", "block",
+         "plot", "lot", "no.", "no", "door", "door no", "bât.", "bat.", "bâtiment", "escalier", "esc.", "piso",
+         "planta", "puerta", "depto", "depto.", "dpto", "dpto.", "departamento", "apto", "apto.", "andar", "sala",
+         "casa", "lgh", "lok.", "m.", "int.", "interno", "scala", "whg", "whg.", "og", "eg", "stock", "tür",
+         "top", "bus", "bte", "boîte", "#", "pmb", "dept", "dept.", "po", "shop", "kiosk", "stall", "villa",
+         "wing", "tower", "residency", "chome", "ku", "-ku", "số")
+BUILDINGS = ("villas", "towers", "tower", "apartments", "apts", "house", "court", "heights", "plaza", "mansions",
+             "residency", "residences", "complex", "centre", "center", "building", "block", "hall", "lodge",
+             "manor", "cottage", "cottages", "estate", "gardens", "park", "square", "maltings", "wharf", "quarter",
+             "arcade", "chambers", "exchange", "house", "place", "point", "view", "nagar", "enclave", "society",
+             "hinterhaus", "vorderhaus", "seitenflügel")
+# Parts that may follow a street line and still belong to the address.
+REGION_WORDS = ("co.", "county", "district", "province", "prov.", "state", "region", "dept", "city", "town",
+                "village", "borough", "ward", "col.", "colonia", "barrio", "bairro", "quận", "phường",
+                "cdmx", "nsw", "vic", "qld", "wa", "sa", "tas", "act", "nt", "on", "qc", "bc", "ab", "mb", "sk",
+                "ns", "nb", "nl", "pe", "yt", "nu", "uk", "usa", "us", "uae", "england", "scotland", "wales",
+                "stn", "station", "main", "cedex", "rm", "mi", "bo", "jal.", "q.", "roo", "sp", "rj", "df", "mg",
+                "dto", "esq.", "izq.", "dcha.", "bis", "ter")
+_FUNCTION_WORDS = frozenset(
+    "a an and are as at be been being but by can could did do does for from had has have he her here his how i "
+    "if in is it its me my near next of off on or our she should so than that the their them then there they "
+    "this to too until up us was we were what when where which while who will with would you your also just "
+    "please pls plz thanks thank thx asap today tonight tomorrow tmrw yesterday week weeks month months year "
+    "soon now later lives live living moved moving send sent ship shipped deliver delivered delivery post posted "
+    "mail mailed address is at u ur im i'm it's its i'll we'll you'll he's she's they're don't can't won't lol "
+    "monday tuesday wednesday thursday friday saturday sunday am pm morning evening night weekend not no yes "
+    "need needs want wants get got go going come coming call called email phone number my mine".split())
+_ADDRESS_PARTICLES = frozenset(
+    "de la del los las le les du des da do dos das di dei della van der den von zu am an im auf the of y e et "
+    "sur sous en lès bis ter".split())
+_US_STATES = ("al|ak|az|ar|ca|co|ct|de|dc|fl|ga|hi|id|il|in|ia|ks|ky|la|me|md|ma|mi|mn|ms|mo|mt|ne|nv|nh|nj|nm|ny|"
+              "nc|nd|oh|ok|or|pa|ri|sc|sd|tn|tx|ut|vt|va|wa|wv|wi|wy|pr|gu|vi")
+# Two-letter English words a Dutch postcode's letters must not be ("3296 of Windows").
+_SHORT_WORDS = "(?:of|in|to|at|on|is|it|by|or|an|as|be|do|go|he|me|my|no|so|up|us|we|am|pm|if|ok)\\b"
+# Address words that are also English function words ("no. 23", "co. Galway", "unit 6").
+_NOT_PROSE = frozenset(_ADDRESS_PARTICLES | set(REGION_WORDS) | set(UNITS) | set(BUILDINGS))
+_STREET_TYPE_RE = "|".join(sorted((re.escape(t) for t in STREET_TYPES), key=len, reverse=True))
+_PREFIX_RE = "|".join(sorted((re.escape(t) for t in STREET_PREFIXES), key=len, reverse=True))
+_SUFFIX_RE = "|".join(sorted((re.escape(t) for t in STREET_SUFFIXES), key=len, reverse=True))
+_BOX_RE = "|".join(sorted((re.escape(t) for t in BOXES), key=len, reverse=True))
+_DIRECTION = r"(?:\s+(?:n|s|e|w|ne|nw|se|sw|north|south|east|west|o|nord|sud|ouest)\.?)?"
+
+_STREET_NAME = rf"(?:(?:{_W}|\d+(?:st|nd|rd|th))\s+){{1,4}}"
+# Anchors that are addresses by themselves: a street line with its number, a box.
+_STRONG = [
+    # 221b Baker Street / 3150 N Lake Shore Dr / 2118 W 4th Ave / 1205 - 88 Harbour St
+    re.compile(rf"(?<![\w\-/])(?:(?:no\.?|nº|n°|#)\s*)?{_NUM}(?:\s*-\s*\d+)?,?\s+{_STREET_NAME}(?:{_STREET_TYPE_RE})(?![\w]){_DIRECTION}",
+               re.IGNORECASE),
+    # 12 rue des Martyrs / 27 allée des Tilleuls ("via" is English too: only before a name)
+    re.compile(rf"(?<![\w\-/])(?!\d{{4}}-\d\d-\d\d){_NUM},?\s+(?:{_PREFIX_RE})\s+(?:{_W}\s+){{0,3}}{_W}",
+               re.IGNORECASE),
+    # Calle de Alcalá 214 / ul. Piotrkowska 120 / Jl. Kemang Raya No. 8
+    re.compile(rf"(?<![\w])(?:{_PREFIX_RE})\s+(?:{_W}\s+){{0,4}}(?:no\.?\s*|nº\s*|n°\s*|#\s*)?{_NUM}(?![\w])",
+               re.IGNORECASE),
+    # Kastanienallee 41 / Vasagatan 7 / Mariahilfer Straße 112/14 / Bağdat Caddesi No:245
+    re.compile(rf"(?<![\w])[^\W\d_][\w'’\-]*(?:{_SUFFIX_RE})\s+(?:no[.:]?\s*)?{_NUM}(?![\w])", re.IGNORECASE),
+    re.compile(rf"(?<![\w]){_W}\s+(?:{_SUFFIX_RE})\s+(?:no[.:]?\s*)?{_NUM}(?![\w])", re.IGNORECASE),
+    # PO Box 4412 / Postfach 210 / Caixa Postal 1520 / BP 44
+    re.compile(rf"(?<![\w])(?:{_BOX_RE})\s*{_NUM}(?:-\d+)?(?![\w])", re.IGNORECASE),
+    # 3-12-8 Jingumae (Japanese chome-ban-go)
+    re.compile(rf"(?<![\w\-])\d{{1,2}}-\d{{1,3}}-\d{{1,4}}\s+{_W}", re.IGNORECASE),
+    # Blk 456 Ang Mo Kio Ave 10 / Plot 14 / House No. 5-9-22/1
+    re.compile(rf"(?<![\w])(?:blk|plot|house\s+no\.?|h\.\s?no\.?|door\s+no\.?)\s*{_NUM}(?![\w])", re.IGNORECASE),
+]
+# Anchors that only count when address parts follow or precede them: a street without a
+# number (``Ngong Road, Kilimani``), a postcode (``..., Kolkata 700091``), an Indian layout.
+_WEAK = [
+    re.compile(rf"(?<![\w]){_STREET_NAME}(?:{_STREET_TYPE_RE})(?![\w]){_DIRECTION}", re.IGNORECASE),
+    re.compile(r"(?<![\w])\d+(?:st|nd|rd|th)\s+(?:main|cross|block|stage|phase|sector|avenue|street|road)"
+               r"(?:\s+road)?(?![\w])", re.IGNORECASE),
+    re.compile(r"(?<![\w])(?:sector|phase|pocket|block)\s+\d+[a-z]?(?![\w])", re.IGNORECASE),
+    re.compile(r"(?<![\w])(?:[a-z]{1,2}\d[a-z\d]?\s\d[a-z]{2}|[a-z]\d[a-z]\s\d[a-z]\d|[a-z]\d{2}\s[a-z\d]{4}|"
+               rf"\d{{4}}\s(?!{_SHORT_WORDS})[a-z]{{2}}|(?:{_US_STATES})\s\d{{5}}(?:-\d{{4}})?)(?![\w])", re.IGNORECASE),
+    # Kolkata 700091 / São Paulo 01426-001: a place name (capitalised in the view) and a postcode
+    re.compile(r"(?<![\w])[A-ZÀ-Þ][^\W\d_]+\s+(?:\d{6}|\d{5}-\d{3}|\d{4}-\d{3}|\d{3}-\d{4}|\d{2}-\d{3})(?![\w\-])"),
+]
+_UNIT_RE = re.compile(
+    rf"^(?:(?:{'|'.join(sorted((re.escape(u) for u in UNITS), key=len, reverse=True))})\s*[:#]?\s*[\w\-/]+|"
+    rf"[a-z]?-?\d+[a-z]?(?:[/\-]\d+)?[a-z]?)(?:\s+{_W}){{0,3}}$", re.IGNORECASE)
+_POSTCODE = re.compile(
+    r"\b(?:\d{5}(?:-\d{4})?|\d{3}\s?\d{2}|\d{4,6}|\d{2}-\d{3}|\d{4}-\d{3}|\d{5}-\d{3}|\d{3}-\d{4}|"
+    r"[a-z]{1,2}\d[a-z\d]?\s*\d[a-z]{2}|[a-z]\d[a-z]\s?\d[a-z]\d|\d{4}\s?[a-z]{2}|[a-z]\d{2}\s?[a-z\d]{4})\b",
+    re.IGNORECASE)
+_PART_MAX_WORDS = 6
+_SEPARATOR = r"(\s*,\s*|\s+-\s+|\s+)"
+_PART_STOP = r"[^,|;·•\n]+"
+
+
+def addresses(text: str) -> list[Hit]:
+    spans: list[tuple[int, int]] = []
+    for anchor in _STRONG:
+        for match in anchor.finditer(text):
+            if _plausible_anchor(match.group(0)):
+                spans.append(_extend(text, match.start(), match.end(), weak=False) or (match.start(), match.end()))
+    for anchor in _WEAK:
+        for match in anchor.finditer(text):
+            span = _extend(text, match.start(), match.end(), weak=True)
+            if span is not None and _plausible_anchor(match.group(0)):
+                spans.append(span)
+    return [Hit("STREET_ADDRESS", start, end, LIKELY) for start, end in _merge(spans)]
+
+
+def _plausible_anchor(value: str) -> bool:
+    """``5 hour drive``, ``3 dogs at the park`` are prose, not streets."""
+    words = [w.strip(".,").lower() for w in value.split()]
+    return not any(w in _FUNCTION_WORDS and w not in _NOT_PROSE for w in words)
+
+
+def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1] + 2:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def _extend(text: str, start: int, end: int, *, weak: bool) -> tuple[int, int] | None:
+    """The anchor grown over the address parts around it; None for a weak anchor that has
+    none (a street name or postcode mentioned alone)."""
+    within = _extend_within_part(text, end)
+    right = _extend_right(text, within)
+    left = _extend_left(text, start, general=weak)
+    if weak and right == within and left == start:
+        return None
+    return left, right
+
+
+def _extend_within_part(text: str, end: int) -> int:
+    """The rest of the anchor's own part: ``3150 N Lake Shore Dr #1807``, ``Rua das Flores
+    112 2º Esq.``: the longest address-like run of words before the next comma."""
+    rest = re.match(_PART_STOP, text[end:])
+    if rest is None:
+        return end
+    return end + _address_prefix(rest.group(0), allow_leading_space=True)
+
+
+def _address_prefix(part: str, allow_leading_space: bool = False) -> int:
+    """Length of the longest prefix of ``part`` (whole words) that reads as an address part."""
+    words = list(re.finditer(r"\S+", part))
+    if not allow_leading_space and words and words[0].start() > 0:
+        return 0
+    for count in range(len(words), 0, -1):
+        candidate = part[words[0].start():words[count - 1].end()]
+        trimmed = re.sub(r"[.!?)\]]+$", "", candidate) if not _ABBREVIATION_END.search(candidate) else candidate
+        if trimmed and _address_like(trimmed):
+            return words[0].start() + len(trimmed)
+    return 0
+
+
+_ABBREVIATION_END = re.compile(r"\b(?:co|jal|q|esq|izq|dcha|dto|st|ave|rd|dr|no|apt|ste|bldg)\.$", re.IGNORECASE)
+
+
+def _extend_right(text: str, end: int) -> int:
+    for _ in range(7):
+        match = re.match(_SEPARATOR + "(" + _PART_STOP + ")", text[end:])
+        if match is None:
+            return end
+        separator, part = match.group(1), match.group(2)
+        length = _address_prefix(part)
+        if not length or (separator.strip() == "" and not _postcode_start(part[:length])):
+            return end
+        end = end + match.start(2) + length
+        if length < len(part.rstrip()):
+            return end  # the part went on as prose: the address ends inside it
+    return end
+
+
+def _postcode_start(part: str) -> bool:
+    """A part glued to the previous one without a comma continues it only if it starts with a
+    postcode or region code (``Leeds LS6 2QJ``, ``Bondi NSW 2026``)."""
+    first = part.split()[0]
+    return bool(_POSTCODE.match(part)) or first.lower().strip(".") in REGION_WORDS
+
+
+def _extend_left(text: str, start: int, *, general: bool) -> int:
+    """Units and buildings before a street line (``Flat 4, 27 Hollybush Lane``); before a weak
+    anchor, any address part (``Salt Lake Sector V, Kolkata 700091``)."""
+    if general:
+        own = re.search(r"[^,|;·•\n:]*$", text[:start]).group(0)
+        taken = _address_suffix(own)
+        start -= taken
+        if own[:len(own) - taken].strip():
+            return start  # prose before the anchor in its own part
+    for _ in range(4):
+        match = re.search(r"([^,|;·•:\n()]+?)\s*,\s*$", text[:start])
+        if match is None:
+            return start
+        part = match.group(1)
+        if _unit_or_building(part.strip()) or general and _address_like(part.strip()):
+            start = match.start(1) + len(part) - len(part.lstrip())
+            continue
+        taken = _address_suffix(part) if general else 0
+        return match.start(1) + len(part) - taken if taken else start
+    return start
+
+
+def _address_suffix(part: str) -> int:
+    """Length of the longest suffix of ``part`` (whole words) that reads as an address part."""
+    words = list(re.finditer(r"\S+", part))
+    for count in range(len(words), 0, -1):
+        candidate = part[words[-count].start():words[-1].end()]
+        if _address_like(candidate):
+            return len(part) - words[-count].start()
+    return 0
+
+
+def _unit_or_building(part: str) -> bool:
+    words = part.split()
+    if not words or len(words) > 5:
+        return False
+    if _UNIT_RE.match(part):
+        return True
+    return words[-1].lower().rstrip(".") in BUILDINGS
+
+
+def _address_like(part: str, allow_empty: bool = False) -> bool:
+    """A part of an address: a unit, postcode, region code or a short run of place words.
+    Prose gives itself away by its function words ("update my info please", "next week")."""
+    words = part.split()
+    if not words:
+        return allow_empty
+    has_digit = any(ch.isdigit() for ch in part)
+    if len(words) > (_PART_MAX_WORDS if has_digit else 4) or "@" in part or _PROSE_MARKS.search(part):
+        return False
+    if _STATE_ZIP.fullmatch(part.strip()):
+        return True  # "OR 97215", "IN 46204": a state code that is also an English word
+    bare = [w.strip(".,()'’\"").lower() for w in words]
+    return not any(b in _FUNCTION_WORDS and b not in _NOT_PROSE for b in bare)
+
+
+_STATE_ZIP = re.compile(r"[a-z]{2}\.?\s+\d{5}(?:-\d{4})?", re.IGNORECASE)
+
+
+_PROSE_MARKS = re.compile(r"\d{3}[ .\-]\d{3}[ .\-]\d{3,4}|https?:|[!?]|\b\d{1,2}:\d{2}\b|\d+\s*(?:am|pm)\b", re.I)

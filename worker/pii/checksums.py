@@ -1,0 +1,50 @@
+"""Check-digit algorithms of the identifiers the PII stage looks for (pure functions)."""
+
+from __future__ import annotations
+
+_VERHOEFF_D = (
+    (0, 1, 2, 3, 4, 5, 6, 7, 8, 9), (1, 2, 3, 4, 0, 6, 7, 8, 9, 5), (2, 3, 4, 0, 1, 7, 8, 9, 5, 6),
+    (3, 4, 0, 1, 2, 8, 9, 5, 6, 7), (4, 0, 1, 2, 3, 9, 5, 6, 7, 8), (5, 9, 8, 7, 6, 0, 4, 3, 2, 1),
+    (6, 5, 9, 8, 7, 1, 0, 4, 3, 2), (7, 6, 5, 9, 8, 2, 1, 0, 4, 3), (8, 7, 6, 5, 9, 3, 2, 1, 0, 4),
+    (9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+)
+_VERHOEFF_P = (
+    (0, 1, 2, 3, 4, 5, 6, 7, 8, 9), (1, 5, 7, 6, 2, 8, 3, 0, 9, 4), (5, 8, 0, 3, 7, 9, 6, 1, 4, 2),
+    (8, 9, 1, 6, 0, 4, 3, 5, 2, 7), (9, 4, 5, 3, 1, 2, 8, 7, 0, 6), (4, 2, 8, 6, 5, 7, 3, 9, 0, 1),
+    (2, 7, 9, 3, 8, 0, 6, 4, 1, 5), (7, 0, 4, 6, 9, 1, 3, 2, 5, 8),
+)
+
+
+def luhn_valid(digits: str) -> bool:
+    total = 0
+    for index, ch in enumerate(reversed(digits)):
+        value = int(ch)
+        if index % 2:
+            value = value * 2 - 9 if value > 4 else value * 2
+        total += value
+    return total % 10 == 0
+
+
+def iban_valid(compact: str) -> bool:
+    """ISO 13616 mod-97 over an IBAN without separators (any case)."""
+    text = compact.upper()
+    if len(text) < 15 or not text[:2].isalpha() or not text[2:4].isdigit() or not text.isalnum():
+        return False
+    rearranged = text[4:] + text[:4]
+    return int("".join(str(int(ch, 36)) for ch in rearranged)) % 97 == 1
+
+
+def verhoeff_valid(digits: str) -> bool:
+    check = 0
+    for index, ch in enumerate(reversed(digits)):
+        check = _VERHOEFF_D[check][_VERHOEFF_P[index % 8][int(ch)]]
+    return check == 0
+
+
+def nhs_valid(digits: str) -> bool:
+    if len(digits) != 10:
+        return False
+    total = sum(int(d) * (10 - i) for i, d in enumerate(digits[:9]))
+    check = 11 - total % 11
+    check = 0 if check == 11 else check
+    return check != 10 and check == int(digits[9])

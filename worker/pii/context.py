@@ -1,0 +1,62 @@
+"""Context around a candidate span: the words just before it, in the analysed view.
+
+Recognizers decide with context words ("call me on", "order #"), looked for in the few
+words before a candidate within the same clause (a ``|``, ``;``, newline or sentence end
+closes a clause). Words are compared in lower case.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+_CLAUSE_BREAK = re.compile(r"[|;\n•]|[.!?](?=\s+[A-Z])")
+_TOKEN = re.compile(r"[#№]|[^\W_]+(?:['’.-][^\W_]+)*\.?", re.UNICODE)
+
+
+def words_before(text: str, start: int, count: int = 4) -> list[str]:
+    """Up to ``count`` lower-case words (and ``#``) right before ``start``, nearest last,
+    not reaching back over a clause break."""
+    window = text[max(0, start - 80):start]
+    breaks = list(_CLAUSE_BREAK.finditer(window))
+    if breaks:
+        window = window[breaks[-1].end():]
+    return [t.lower().rstrip(".") for t in _TOKEN.findall(window)][-count:]
+
+
+def words_after(text: str, end: int, count: int = 2) -> list[str]:
+    window = text[end:end + 60]
+    match = _CLAUSE_BREAK.search(window)
+    if match:
+        window = window[:match.start()]
+    return [t.lower().rstrip(".") for t in _TOKEN.findall(window)][:count]
+
+
+@dataclass(frozen=True)
+class Cues:
+    """Single words and multi-word phrases, matched against the words before a span."""
+
+    words: frozenset[str]
+    phrases: tuple[tuple[str, ...], ...] = ()
+
+    @classmethod
+    def of(cls, items: Iterable[str]) -> "Cues":
+        words, phrases = set(), []
+        for item in items:
+            parts = tuple(item.split())
+            if len(parts) == 1:
+                words.add(parts[0])
+            else:
+                phrases.append(parts)
+        return cls(frozenset(words), tuple(phrases))
+
+    def found_in(self, words: list[str]) -> bool:
+        if any(word in self.words for word in words):
+            return True
+        return any(_contains(words, phrase) for phrase in self.phrases)
+
+
+def _contains(words: list[str], phrase: tuple[str, ...]) -> bool:
+    n = len(phrase)
+    return any(tuple(words[i:i + n]) == phrase for i in range(len(words) - n + 1))

@@ -18,7 +18,7 @@ from api import errors
 from api.deps import ApiState
 from api.metrics import get_api_metrics
 from api.middleware import RequestContext
-from api.routes import escalations, memories, ops, reads
+from api.routes import escalations, memories, ops, reads, review
 from api.schemas import request_components
 from worker.adapters.cache import RedisCache
 from worker.backlog import Backlog
@@ -50,6 +50,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     errors.install(app)
     app.include_router(memories.router())
     app.include_router(reads.router())
+    app.include_router(review.router())
     app.include_router(escalations.router())
     app.include_router(ops.router())
     app.add_middleware(RequestContext, max_body_bytes=settings.max_request_bytes, metrics=state.metrics)

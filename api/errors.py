@@ -113,4 +113,27 @@ def install(app: FastAPI) -> None:
     async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = _STATUS_CODES.get(exc.status_code, f"HTTP_{exc.status_code}")
         message = exc.detail if isinstance(exc.detail, str) else code.lower().replace("_", " ")
-        return envelope_response(request, ApiError(exc.status_code, code, message, headers=dict(exc.headers or {})))
+        headers = dict(exc.headers or {})
+        if exc.status_code == 405:
+            headers["Allow"] = _allowed_methods(request)
+        return envelope_response(request, ApiError(exc.status_code, code, message, headers=headers))
+
+
+def _allowed_methods(request: Request) -> str:
+    """Every method some route serves at this path (Starlette names only the first route's,
+    and GET and DELETE of one path are two routes, in two routers)."""
+    methods: set[str] = set()
+    for route in _leaf_routes(request.app.routes):
+        regex = getattr(route, "path_regex", None)
+        if regex is not None and regex.match(request.url.path):
+            methods.update(getattr(route, "methods", None) or ())
+    return ", ".join(sorted(methods - {"HEAD"}))
+
+
+def _leaf_routes(routes: Any) -> Any:
+    for route in routes:
+        router = getattr(route, "original_router", None)
+        if router is not None:
+            yield from _leaf_routes(router.routes)
+        else:
+            yield route

@@ -111,7 +111,7 @@ class Created(_Open):
     job_id: str
     memory_id: str
     status: Literal["active", "quarantined", "superseded"]
-    outcome: Literal["created"]
+    outcome: Literal["created", "released"]
     near_duplicates: list[NearDuplicate]
     supersedes: list[str]
     escalations: list[str]
@@ -122,7 +122,7 @@ class JobView(_Open):
     status: Literal["queued", "running", "succeeded", "failed"]
     stage: str
     attempts: int
-    outcome: Literal["created", "exact_duplicate"] | None
+    outcome: Literal["created", "exact_duplicate", "released"] | None
     memory_id: str | None
     result: dict[str, Any] | None = Field(description="the final 201/409 body once the job succeeded")
     error: dict[str, Any] | None
@@ -139,12 +139,15 @@ class Label(BaseModel):
 
 class PiiEntity(BaseModel):
     count: int
-    redacted: int
+    redacted: int = Field(description="replaced by [TYPE]")
+    masked: int = Field(0, description="uncertain, replaced by [TYPE?] (the memory is quarantined)")
 
 
 class PiiSummary(BaseModel):
     status: str
-    entities: dict[str, PiiEntity]
+    entities: dict[str, PiiEntity] = Field(description="in the content, by entity type")
+    fields: dict[str, dict[str, int]] = Field(default_factory=dict,
+                                              description="in metadata values: entity type -> count")
     quarantine_reasons: list[str]
 
 
@@ -153,7 +156,8 @@ class MemoryView(_Open):
     org_id: str
     agent_id: str
     status: Literal["active", "quarantined", "superseded", "merged_into", "deleted"]
-    content: str = Field(description="the stored content, PII redacted")
+    content: str = Field(description="the stored content: personal data replaced by [TYPE], and by [TYPE?] where "
+                                     "uncertain (quarantined)")
     source: str
     category: str | None
     confidence: float | None
@@ -225,8 +229,9 @@ class EscalationView(BaseModel):
     reason: Literal["overlapping_intervals", "missing_valid_from"]
     evidence: dict[str, Any] = Field(description="what the pipeline saw: similarity, reason, the escalating job")
     status: Literal["pending", "claimed", "needs_review", "resolved", "dead"]
-    outcome: Literal["supersedes", "contradicts", "compatible", "needs_review"] | None
-    decided_by: str | None = Field(description="classifier:<name>@<version>, api_key:<key id> or cli:<user>")
+    outcome: Literal["supersedes", "contradicts", "compatible", "needs_review", "withdrawn"] | None
+    decided_by: str | None = Field(description="classifier:<name>@<version>, api_key:<key id>, cli:<user>, or "
+                                               "system:memory_deleted (withdrawn: a memory it names was deleted)")
     decision_reason: str | None = Field(description="the classifier's reason, or the person's note")
     decided_at: str | None
     attempts: int
@@ -238,7 +243,7 @@ class EscalationView(BaseModel):
 
 
 class EscalationDecision(BaseModel):
-    outcome: Literal["supersedes", "contradicts", "compatible", "needs_review"]
+    outcome: Literal["supersedes", "contradicts", "compatible", "needs_review", "withdrawn"]
     decided_by: str
     reason: str
     details: dict[str, Any] = Field(description="classifier, rule, poller or decided_by_person: never content")
@@ -263,3 +268,33 @@ class ResolveIn(BaseModel):
     note: str | None = Field(None, max_length=NOTE_MAX_CHARS, pattern=NO_NUL_PATTERN,
                              description="why; stored as the decision reason (blank or absent: \"resolved by "
                                          "a person\"); never echoed in an error")
+
+
+# ---------------------------------------------------------------- quarantine review
+
+class QuarantinedMemory(BaseModel):
+    """A quarantined memory as a reviewer sees it: masked content, never a raw value."""
+
+    memory_id: str
+    agent_id: str
+    content: str = Field(description="uncertain values masked as [TYPE?], certain ones as [TYPE]")
+    source: str
+    metadata: dict[str, Any]
+    pii: PiiSummary
+    valid_from: str | None
+    valid_until: str | None
+    created_at: str
+
+
+class QuarantineList(BaseModel):
+    memories: list[QuarantinedMemory]
+    next_cursor: str | None = Field(description="pass as `cursor` for the next page; null on the last one")
+
+
+class ReleaseIn(BaseModel):
+    """A reviewer's release. The note is analysed for personal data like any text and stored redacted."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    note: str | None = Field(None, max_length=NOTE_MAX_CHARS, pattern=NO_NUL_PATTERN,
+                             description="why it is released; audited; never echoed in an error")

@@ -87,7 +87,7 @@ def scenario() -> list[Write]:
         Write("a", "Contact Jane Doe at jane.doe@example.com or +1 415 555 0132 about the invoice.", "PII redacted"),
         Write("a", "Contact John Smith at john.smith@example.com or +1 415 555 0199 about the invoice.",
               "PII, same after redaction", expect_outcome="exact_duplicate"),
-        Write("a", "The user's passport number is 912803456.", "low-confidence PII",
+        Write("a", "The number 4111 1111 1111 1112 came up on the call.", "uncertain PII (masked, quarantined)",
               expect_status="quarantined"),
         Write("a", "The staging server uses port 8080.", "supersession chain 1/3", expect_status="superseded",
               fields={"valid_from": JAN, "valid_until": APR}),

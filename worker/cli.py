@@ -1,4 +1,4 @@
-"""The ``ibex`` command: up, migrate, worker, sweeper, api, keys, submit, job."""
+"""The ``ibex`` command: up, migrate, worker, sweeper, api, keys, submit, job, escalations, quarantine."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from typing import Any
 
 from worker.config import get_settings
 from worker.escalations.cli import register as register_escalations
+from worker.review_cli import register as register_quarantine
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Any]]:
@@ -39,7 +40,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Any]]:
     job = sub.add_parser("job", help="print a job as JSON")
     job.add_argument("job_id")
     job.add_argument("--org", required=True)
-    return parser, {**COMMANDS, **register_escalations(sub)}
+    return parser, {**COMMANDS, **register_escalations(sub), **register_quarantine(sub)}
 
 
 def main(argv: list[str] | None = None) -> int:

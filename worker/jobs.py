@@ -29,6 +29,12 @@ _INSERT_JOB = text(
     ":queue) RETURNING id"
 )
 
+_INSERT_RELEASE_JOB = text(
+    "INSERT INTO memory_write_jobs (org_id, agent_id, stage, request, context, release_of, published_at, "
+    "published_queue) VALUES (:org_id, :agent_id, 'pii', CAST(:request AS jsonb), CAST(:context AS jsonb), "
+    ":release_of, now(), :queue) RETURNING id"
+)
+
 _CLAIMABLE = ("stage = :stage AND status IN ('queued', 'running') "
               "AND (lease_expires_at IS NULL OR lease_expires_at < now())")
 
@@ -57,7 +63,8 @@ _CLAIM = text(
 _SAVE_STAGE = text(
     """
     UPDATE memory_write_jobs
-       SET stage = :next_stage, raw_content = :raw_content, context = CAST(:context AS jsonb),
+       SET stage = :next_stage, raw_content = :raw_content, request = CAST(:request AS jsonb),
+           context = CAST(:context AS jsonb),
            embedding = :embedding, decisions = CAST(:decisions AS jsonb), timings_ms = CAST(:timings AS jsonb),
            -- at a new stage: 0 claims yet, or 1 when this delivery goes on with the job (inline)
            attempts = CASE WHEN :next_stage = stage THEN attempts WHEN :keep_lease THEN 1 ELSE 0 END,
@@ -80,7 +87,7 @@ _FINISH = text(
        SET status = 'succeeded', stage = 'done', memory_id = :memory_id, outcome = :outcome,
            result = CAST(:result AS jsonb), decisions = CAST(:decisions AS jsonb),
            timings_ms = CAST(:timings AS jsonb), context = CAST(:context AS jsonb) - 'content',
-           raw_content = NULL, embedding = NULL, lease_token = NULL, lease_expires_at = NULL,
+           raw_content = NULL, request = '{}'::jsonb, embedding = NULL, lease_token = NULL, lease_expires_at = NULL,
            finished_at = now(), updated_at = now()
      WHERE org_id = :org_id AND id = :job_id AND lease_token = :lease_token
     """
@@ -89,7 +96,8 @@ _FINISH = text(
 _FAIL = text(
     """
     UPDATE memory_write_jobs
-       SET status = 'failed', error = CAST(:error AS jsonb), raw_content = NULL, embedding = NULL,
+       SET status = 'failed', error = CAST(:error AS jsonb), raw_content = NULL, request = '{}'::jsonb,
+           embedding = NULL,
            stage = COALESCE(CAST(:stage AS text), stage),  -- where it failed (inline stages are not saved)
            context = context - 'content', lease_token = NULL, lease_expires_at = NULL,
            finished_at = now(), updated_at = now()
@@ -129,6 +137,16 @@ def insert_job(conn: Any, org_id: str, agent_id: str, raw_content: str, request:
         "request": json.dumps(request), "idempotency_key": idempotency_key, "queue": queue}).scalar_one())
 
 
+def insert_release_job(conn: Any, org_id: str, agent_id: str, request: dict[str, Any], context: dict[str, Any],
+                       release_of: str, queue: str) -> str:
+    """A reviewer's release of a quarantined memory: a job that starts at the PII stage (for
+    the reviewer's note) with the memory's stored, masked text in its context. The unique
+    index on ``release_of`` refuses a second one while this one runs."""
+    return str(conn.execute(_INSERT_RELEASE_JOB, {
+        "org_id": org_id, "agent_id": agent_id, "request": json.dumps(request), "context": json.dumps(context),
+        "release_of": release_of, "queue": queue}).scalar_one())
+
+
 def claim(conn: Any, job_ids: Sequence[str], stage: str, lease_seconds: int, *,
           queue: str | None = None, extra: int = 0) -> list[Any]:
     """Lease the given jobs that are still at ``stage`` and unheld, plus up to ``extra`` other
@@ -144,7 +162,7 @@ def save_stage(conn: Any, ctx: WriteContext, next_stage: str, queue: str | None,
     delivery goes on with the job (inline continuation), so nobody else may claim it yet."""
     return conn.execute(_SAVE_STAGE, {
         "org_id": ctx.org_id, "job_id": ctx.job_id, "lease_token": ctx.lease_token, "next_stage": next_stage,
-        "queue": queue, "keep_lease": keep_lease,
+        "queue": queue, "keep_lease": keep_lease, "request": json.dumps(ctx.request),
         "raw_content": ctx.raw_content, "context": json.dumps(ctx.context_json()), "embedding": ctx.embedding,
         "decisions": json.dumps(ctx.decisions), "timings": json.dumps(ctx.timings_ms),
     }).rowcount == 1

@@ -50,9 +50,12 @@ def _iso(value: Any) -> str | None:
 def pii_summary(report: dict[str, Any] | None) -> dict[str, Any]:
     """Types and counts only (the stored report also keeps scores and thresholds)."""
     report = report or {}
-    entities = {etype: {"count": int(entry.get("count", 0)), "redacted": int(entry.get("redacted", 0))}
+    entities = {etype: {"count": int(entry.get("count", 0)), "redacted": int(entry.get("redacted", 0)),
+                        "masked": int(entry.get("masked", 0))}
                 for etype, entry in (report.get("entities") or {}).items()}
-    return {"status": report.get("status", "clean"), "entities": entities,
+    fields = {field: {etype: int(n) for etype, n in counts.items()}
+              for field, counts in (report.get("fields") or {}).items()}
+    return {"status": report.get("status", "clean"), "entities": entities, "fields": fields,
             "quarantine_reasons": list(report.get("quarantine_reasons") or [])}
 
 

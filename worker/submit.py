@@ -250,7 +250,7 @@ def final_answer(engine: Any, org_id: str, job_id: str) -> FinalAnswer | None:
     if row.idempotency_key is not None:
         return _keyed_answer(row, job_id)
     if row.status == "succeeded":
-        return FinalAnswer(201 if row.outcome == "created" else 409, row.result)
+        return FinalAnswer(201 if row.outcome in ("created", "released") else 409, row.result)
     return _failure_answer(row.error or {}, job_id)
 
 
@@ -265,10 +265,15 @@ def _keyed_answer(row: Any, job_id: str) -> FinalAnswer:
     return _failure_answer(row.error or {}, job_id)  # a transient failure released the key
 
 
+# Failures that are the request's own, with their final HTTP status (resubmitting cannot help).
+PERMANENT_CODES = {"VALIDATION_ERROR": 422, "PII_IN_FIELD": 422, "NOT_QUARANTINED": 409}
+
+
 def _failure_answer(error: dict[str, Any], job_id: str) -> FinalAnswer:
-    """Validation failures are permanent (422); anything else failed after its retries and
-    is worth submitting again (503, never stored as the key's final answer)."""
-    if error.get("code") == "VALIDATION_ERROR":
-        return FinalAnswer(422, {"error": error, "job_id": job_id})
+    """Validation failures, personal data in a field and a release of a memory no longer
+    quarantined are final (422, 409); anything else failed after its retries and is worth
+    submitting again (503, never stored as the key's final answer)."""
+    if error.get("code") in PERMANENT_CODES:
+        return FinalAnswer(PERMANENT_CODES[error["code"]], {"error": error, "job_id": job_id})
     message = f"the write failed ({error.get('code', 'UNKNOWN')}); nothing was stored, submit it again"
     return FinalAnswer(503, {"error": {"code": "UNAVAILABLE", "message": message}, "job_id": job_id})

@@ -68,7 +68,7 @@ async def list_escalations(
                                description="the `next_cursor` of the previous page"),
 ) -> Any:
     state = api_state(request)
-    if cursor and not _well_formed_cursor(cursor):
+    if cursor and not well_formed_cursor(cursor):
         raise _invalid("cursor", "is not a cursor this service returned")
     try:
         page = await blocking(service.list_escalations, state.engine, key.org_id, status, limit, cursor or None,
@@ -110,7 +110,7 @@ def _invalid(field: str, issue: str) -> ApiError:
     return ApiError(422, "VALIDATION_ERROR", f"invalid fields: {field}", details=[{"field": field, "issue": issue}])
 
 
-def _well_formed_cursor(cursor: str) -> bool:
+def well_formed_cursor(cursor: str) -> bool:
     """The shape the service encodes (``[created_at, id]``, base64url JSON), checked before
     it is decoded there, so that no hand-made cursor reaches PostgreSQL as a value it refuses."""
     try:

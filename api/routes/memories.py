@@ -97,12 +97,18 @@ async def create_memory(
     state.metrics.write("accepted")
     log.info("write_accepted", job_id=submission.job_id, org_id=body["org_id"], agent_id=body["agent_id"],
              keyed=idem is not None, published=submission.published)
+    return await accepted_or_final(request, state, body["org_id"], submission.job_id, prefer)
+
+
+async def accepted_or_final(request: Request, state: ApiState, org_id: str, job_id: str,
+                            prefer: str | None) -> Response:
+    """202 for a job of record, or its final answer when ``Prefer: wait=N`` and it finished in time."""
     wait = prefer_wait(prefer, state.settings.prefer_wait_max)
     if wait:
-        answer = await _wait_for_final(request, state, body["org_id"], submission.job_id, wait)
+        answer = await _wait_for_final(request, state, org_id, job_id, wait)
         if answer is not None:
             return _final(request, answer, {"Preference-Applied": f"wait={wait}"})
-    return _accepted(submission.job_id)
+    return _accepted(job_id)
 
 
 def _admit_and_submit(state: ApiState, body: dict[str, Any], key: str | None) -> Submission:

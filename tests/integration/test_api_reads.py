@@ -49,8 +49,9 @@ def test_a_memory_shows_its_redacted_content_labels_and_pii_counts(api, make_key
     assert view["labels"] == [{"label": "reporting", "confidence": 0.8}, {"label": "schedule", "confidence": 0.6}]
     assert (view["category"], view["confidence"]) == ("reporting", 0.8)
     assert view["valid_from"] == "2024-03-01T00:00:00+00:00" and view["valid_until"] is None
-    assert view["pii"] == {"status": "redacted", "entities": {"EMAIL_ADDRESS": {"count": 1, "redacted": 1}},
-                           "quarantine_reasons": []}
+    assert view["pii"] == {"status": "redacted", "entities": {"EMAIL_ADDRESS": {"count": 1, "redacted": 1,
+                                                                                "masked": 0}},
+                           "fields": {}, "quarantine_reasons": []}
     assert view["created_by_job"] == created["job_id"]
 
 

@@ -53,7 +53,8 @@ def test_canary_values_leave_no_trace_in_any_log(infra, engine, pipeline):
 
     tag = uuid.uuid4().hex[:12]
     email, phone, name = f"canary.{tag}@example.com", "+1 415 555 0176", "Margaret Thornbury"
-    canaries = (email, f"canary.{tag}", tag, phone, "415 555 0176", "4155550176", name, "Thornbury")
+    canaries = (email, f"canary.{tag}", tag, phone, "415 555 0176", "4155550176", name, "Thornbury",
+                "4111 1111 1111 1112", "1111 1112")
 
     org, agent = new_scope(), new_scope("agent")
     base = f"{name} can be reached at {email} or {phone}."
@@ -63,7 +64,7 @@ def test_canary_values_leave_no_trace_in_any_log(infra, engine, pipeline):
         "near_duplicate": memory(org, agent, base[:-1] + " today."),
         "other": memory(org, agent, f"{name} prefers email; write to {email}, or call {phone}.",
                         labels=[{"label": "contact", "confidence": 0.9}]),
-        "quarantined": memory(org, agent, f"{name}'s passport number is 912803456."),
+        "quarantined": memory(org, agent, f"{name}'s number is 4111 1111 1111 1112."),
         "analyzer_fails": memory(org, agent, " ".join([base] * 3)),
     }
     assert all(len(b["content"]) < PII_MAX_CHARS for k, b in bodies.items() if k != "analyzer_fails")

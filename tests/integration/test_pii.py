@@ -25,7 +25,9 @@ JANE_VALUES = ("Jane Doe", "Jane", "jane.doe@example.com", "jane.doe", "@example
 OMAR = "Contact Omar Haddad at omar.haddad@example.org or +1 212 555 0187 about the invoice."
 OMAR_VALUES = ("Omar", "Haddad", "omar.haddad@example.org", "212 555 0187")
 
-PASSPORT = "The user's passport number is 912803456."  # US_PASSPORT scores 0.4: in [floor, threshold)
+# Grouped like a Visa card with a wrong check digit: uncertain, so masked and quarantined.
+UNCERTAIN = "The number 4111 1111 1111 1112 came up again."
+UNCERTAIN_MASKED = "The number [CREDIT_CARD?] came up again."
 
 TENANT_TABLES = ("memories", "memory_write_jobs", "memory_labels", "memory_relationships",
                  "memory_conflict_escalations", "memory_idempotency_keys")
@@ -186,27 +188,29 @@ def test_no_raw_value_reaches_redis_neither_cache_nor_messages(infra, engine, pr
 # ---------------------------------------------------------------- quarantine
 
 
-def test_low_confidence_finding_quarantines_the_memory(infra, engine, producer, settings, pipeline):
+def test_low_confidence_finding_quarantines_the_memory_with_the_value_masked(infra, engine, producer, settings,
+                                                                             pipeline):
     org, agent = new_scope(), new_scope("agent")
-    view = submit_and_wait(engine, producer, settings, memory(org, agent, PASSPORT))
+    view = submit_and_wait(engine, producer, settings, memory(org, agent, UNCERTAIN))
 
     assert view["status"] == "succeeded" and view["outcome"] == "created"
     assert view["result"]["status"] == "quarantined"
     stored = fetch_memory(engine, view["memory_id"])
     assert stored.status == "quarantined"
+    assert stored.content == UNCERTAIN_MASKED
     assert stored.embedding is None
     assert stored.embedding_model is None
     report = stored.pii_report
     assert report["status"] == "quarantined"
-    assert report["quarantine_reasons"] == ["low_confidence:US_PASSPORT"]
-    passport = report["entities"]["US_PASSPORT"]
-    assert passport["redacted"] == 0
-    assert report["quarantine_floor"] <= passport["max_score"] < report["redaction_threshold"]
-    assert "912803456" not in json.dumps(report)
+    assert report["quarantine_reasons"] == ["low_confidence:CREDIT_CARD"]
+    card = report["entities"]["CREDIT_CARD"]
+    assert (card["redacted"], card["masked"]) == (0, 1)
+    assert report["quarantine_floor"] <= card["max_score"] < report["redaction_threshold"]
+    assert "1112" not in json.dumps(report)
 
     pii = _decision(view, "pii")
     assert pii["result"] == "quarantined"
-    assert pii["quarantine_reasons"] == ["low_confidence:US_PASSPORT"]
+    assert pii["quarantine_reasons"] == ["low_confidence:CREDIT_CARD"]
     assert {"stage": "embed", "result": "skipped", "reason": "quarantined"} in view["decisions"]
     client = redis.Redis.from_url(infra.redis.url)
     try:
@@ -217,19 +221,19 @@ def test_low_confidence_finding_quarantines_the_memory(infra, engine, producer, 
 
 def test_quarantined_memory_is_never_a_near_duplicate_candidate(engine, producer, settings, pipeline):
     org, agent = new_scope(), new_scope("agent")
-    quarantined = submit_and_wait(engine, producer, settings, memory(org, agent, PASSPORT))
+    quarantined = submit_and_wait(engine, producer, settings, memory(org, agent, UNCERTAIN))
     assert fetch_memory(engine, quarantined["memory_id"]).status == "quarantined"
 
-    # Clean and near-identical to the quarantined text (MiniLM cosine ~0.97 with it).
+    # Redacted for certain and near-identical to the quarantined text.
     clean = submit_and_wait(engine, producer, settings,
-                            memory(org, agent, "The user's passport number is 912-803-456."))
+                            memory(org, agent, "The number 4111 1111 1111 1111 came up again."))
     assert fetch_memory(engine, clean["memory_id"]).status == "active"
     assert clean["result"]["near_duplicates"] == []
     assert _decision(clean, "near_dedup")["candidates"] == []
 
     # Control: the same search does find an active near twin in this scope.
     control = submit_and_wait(engine, producer, settings,
-                              memory(org, agent, "The user's passport number is 91280345."))
+                              memory(org, agent, "The number 4111 1111 1111 1111 came up once again."))
     assert fetch_memory(engine, control["memory_id"]).status == "active"
     assert [n["memory_id"] for n in control["result"]["near_duplicates"]] == [clean["memory_id"]]
 
@@ -243,7 +247,7 @@ def test_quarantined_memory_is_never_a_near_duplicate_candidate(engine, producer
 
 def test_the_same_quarantined_text_twice_gives_two_quarantined_rows(engine, producer, settings, pipeline):
     org, agent = new_scope(), new_scope("agent")
-    views = [submit_and_wait(engine, producer, settings, memory(org, agent, PASSPORT)) for _ in range(2)]
+    views = [submit_and_wait(engine, producer, settings, memory(org, agent, UNCERTAIN)) for _ in range(2)]
 
     assert [v["status"] for v in views] == ["succeeded", "succeeded"]
     assert [v["outcome"] for v in views] == ["created", "created"]

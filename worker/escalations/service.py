@@ -15,8 +15,6 @@ so does an escalation of an agent outside ``agent_ids`` (an API key limited to s
 
 from __future__ import annotations
 
-import base64
-import json
 import uuid
 from datetime import datetime
 from collections.abc import Sequence
@@ -26,6 +24,7 @@ import structlog
 from sqlalchemy import bindparam, text
 from sqlalchemy.dialects.postgresql import ARRAY, TEXT
 
+from worker.cursor import decode_cursor, encode_cursor
 from worker.db import tenant_tx
 from worker.errors import FieldIssue, IbexError, ValidationFailed
 from worker.escalations import apply as applying
@@ -78,7 +77,7 @@ def list_escalations(engine: Any, org_id: str, status: str | None = None, limit:
         issues.append(FieldIssue("status", f"must be one of {', '.join(STATUSES)}"))
     if not 1 <= limit <= LIST_LIMIT_MAX:
         issues.append(FieldIssue("limit", f"must be between 1 and {LIST_LIMIT_MAX}"))
-    after = _decode_cursor(cursor, issues)
+    after = decode_cursor(cursor, issues)
     if issues:
         raise ValidationFailed(issues)
     with tenant_tx(engine, org_id) as conn:
@@ -87,7 +86,7 @@ def list_escalations(engine: Any, org_id: str, status: str | None = None, limit:
                                     "after_at": after[0], "after_id": after[1]}).all()
     items = [view(row) for row in rows[:limit]]
     more = len(rows) > limit
-    return {"items": items, "next_cursor": _encode_cursor(rows[limit - 1]) if more else None}
+    return {"items": items, "next_cursor": encode_cursor(rows[limit - 1]) if more else None}
 
 
 def get_escalation(engine: Any, org_id: str, escalation_id: str,
@@ -174,21 +173,3 @@ def _decision_view(row: Any) -> dict[str, Any]:
 
 def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value else None
-
-
-def _encode_cursor(row: Any) -> str:
-    raw = json.dumps([row.created_at.isoformat(), str(row.id)]).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def _decode_cursor(cursor: str | None, issues: list[FieldIssue]) -> tuple[datetime | None, str | None]:
-    if not cursor:
-        return None, None
-    try:
-        at, key = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-        if not isinstance(at, str) or not isinstance(key, str):
-            raise TypeError("cursor fields must be strings")
-        return datetime.fromisoformat(at), str(uuid.UUID(key))
-    except (ValueError, TypeError):
-        issues.append(FieldIssue("cursor", "is not a cursor this service returned"))
-        return None, None

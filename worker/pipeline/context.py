@@ -7,13 +7,13 @@ raw content until the PII stage and the embedding), never in a broker message.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 # Context fields kept in the job row's `context` JSON (everything but raw content and vector).
 _JSON_FIELDS = ("content", "content_hash", "quarantine_reasons", "pii_report", "subject_key",
                 "exact_duplicate_of", "near_duplicates", "corpus_version", "conflict", "labels",
-                "embedding_model")
+                "embedding_model", "release_of", "reviewer")
 
 
 @dataclass
@@ -41,6 +41,9 @@ class WriteContext:
     lease_token: str | None = None
     next_stage: str | None = None          # set by a stage that skips ahead (exact hit)
     stored_stage: str | None = None        # the stage the job row is at (where a retry resumes)
+    release_of: str | None = None          # a reviewer's release of this quarantined memory
+    reviewer: str | None = None            # who released it (``api_key:<id>``, ``cli:<user>``)
+    failure: Any = None                    # a permanent error a batch stage found for this job alone
 
     @property
     def quarantined(self) -> bool:
@@ -51,8 +54,7 @@ class WriteContext:
         self.decisions.append({"stage": stage, **details})
 
     def context_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        return {name: data[name] for name in _JSON_FIELDS}
+        return {name: _plain(getattr(self, name)) for name in _JSON_FIELDS}
 
     @classmethod
     def from_row(cls, row: Any) -> "WriteContext":
@@ -66,6 +68,11 @@ class WriteContext:
             idempotency_key=row.idempotency_key, lease_token=str(row.lease_token), stored_stage=row.stage,
             **{k: v for k, v in ctx_data.items() if k in known},
         )
+
+
+def _plain(value: Any) -> Any:
+    """A JSON-ready copy (lists and dicts copied, as ``asdict`` would)."""
+    return json.loads(json.dumps(value)) if isinstance(value, (dict, list)) else value
 
 
 def _vector(value: Any) -> list[float] | None:

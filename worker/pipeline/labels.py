@@ -4,7 +4,7 @@ Guarantees: ``ctx.labels`` holds 1-5 unique labels (trimmed, lowercased) each wi
 confidence in [0, 1]. When the producer gave none, one is synthesised from the scalar
 ``category`` (``uncategorized`` when absent) and ``confidence`` (1.0 when absent). The
 primary category on ``memories`` is projected from these by a database trigger; this
-stage never sets it.
+stage never sets it. A released quarantined memory keeps the labels it has.
 """
 
 from __future__ import annotations
@@ -27,6 +27,9 @@ def normalise(request: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def run(ctx: WriteContext, deps: Any) -> WriteContext:
+    if ctx.release_of is not None:  # a released memory keeps the labels it was stored with
+        ctx.decide("labels", result="kept", count=len(ctx.labels))
+        return ctx
     ctx.labels = normalise(ctx.request)
     ctx.decide("labels", result="given" if ctx.request.get("labels") else "synthesized",
                count=len(ctx.labels))

@@ -10,6 +10,11 @@ final response. After commit, the read cache; its failure degrades reads, never 
 Outcomes: ``created`` (201 body) or ``exact_duplicate`` (409 ``DUPLICATE_CONTENT`` body,
 retrieval count bumped). A job whose exact twin vanished before persist (superseded in
 between) and was never embedded is sent back to ``embed`` instead.
+
+A reviewer's release (``ctx.release_of``) writes no new row: the quarantined memory becomes
+active (``released``, 201), or, when an identical active memory exists, is retired as a
+tombstone in its favour (``exact_duplicate``, 409); either way the decision is audited in
+the same transaction. A memory no longer quarantined fails the release (``NOT_QUARANTINED``).
 """
 
 from __future__ import annotations
@@ -22,10 +27,10 @@ from typing import Any
 from pgvector.sqlalchemy import Vector
 from sqlalchemy import bindparam, text
 
-from worker import jobs
+from worker import jobs, review
 from worker.adapters.embedder import EMBEDDING_DIM
 from worker.db import tenant_tx
-from worker.errors import LeaseLost
+from worker.errors import LeaseLost, PermanentError
 from worker.pipeline import conflict, near_dedup
 from worker.pipeline.context import WriteContext
 from worker.pipeline.exact_dedup import find_active_duplicate
@@ -64,6 +69,15 @@ _INSERT_MEMORY = text(
     RETURNING id
     """
 ).bindparams(bindparam("embedding", type_=Vector(EMBEDDING_DIM)))
+_ACTIVATE = text(
+    "UPDATE memories SET status = :status, content_hash = :content_hash, embedding = :embedding, "
+    "embedding_model = :embedding_model, subject_key = :subject_key, updated_at = now() "
+    "WHERE org_id = :org_id AND id = :id AND status = 'quarantined' AND deleted_at IS NULL RETURNING id"
+).bindparams(bindparam("embedding", type_=Vector(EMBEDDING_DIM)))
+_QUARANTINED = text(
+    "SELECT id FROM memories WHERE org_id = :org_id AND id = :id AND status = 'quarantined' "
+    "AND deleted_at IS NULL FOR UPDATE"
+)
 _INSERT_LABEL = text(
     "INSERT INTO memory_labels (org_id, memory_id, label, confidence) VALUES (:org_id, :memory_id, :label, :confidence)"
 )
@@ -90,6 +104,8 @@ def run(ctx: WriteContext, deps: Any) -> PersistOutcome:
         version = int(conn.execute(_LOCK_CORPUS, {"org_id": ctx.org_id, "agent_id": ctx.agent_id}).scalar_one())
         if not jobs.holds_lease(conn, ctx):
             raise LeaseLost("job lease lost before persist")
+        if ctx.release_of and conn.execute(_QUARANTINED, {"org_id": ctx.org_id, "id": ctx.release_of}).first() is None:
+            raise PermanentError("the memory is no longer quarantined", code="NOT_QUARANTINED")
         existing = None if ctx.quarantined else find_active_duplicate(conn, ctx.org_id, ctx.agent_id, ctx.content_hash)
         if existing:
             return _bump_duplicate(conn, ctx, existing, started)
@@ -106,6 +122,9 @@ def _stamp(ctx: WriteContext, started: float) -> None:
 
 
 def _bump_duplicate(conn: Any, ctx: WriteContext, existing: str, started: float) -> PersistOutcome:
+    if ctx.release_of:  # the released text already lives in an active memory: retire this one
+        review.erase(conn, ctx.org_id, ctx.release_of, ctx.reviewer or "system:release")
+        _audit_release(conn, ctx, "exact_duplicate", existing)
     count = conn.execute(_BUMP_RETRIEVAL, {"org_id": ctx.org_id, "id": existing}).scalar_one()
     ctx.exact_duplicate_of = existing
     ctx.decide("persist", result="exact_duplicate", memory_id=existing, retrieval_count=count)
@@ -134,28 +153,32 @@ def _recompute(conn: Any, ctx: WriteContext, deps: Any, version: int) -> None:
 def _create(conn: Any, ctx: WriteContext, deps: Any, started: float) -> PersistOutcome:
     plan = ctx.conflict or {}
     status = _status(ctx, plan)
-    memory_id = _insert_memory(conn, ctx, status)
+    memory_id = _activate(conn, ctx, status) if ctx.release_of else _insert_memory(conn, ctx, status)
     if memory_id is None:  # unreachable under the corpus lock; mapped, not assumed
         return _bump_duplicate(conn, ctx, find_active_duplicate(conn, ctx.org_id, ctx.agent_id, ctx.content_hash),
                                started)
-    for label in ctx.labels:
-        conn.execute(_INSERT_LABEL, {"org_id": ctx.org_id, "memory_id": memory_id, **label})
+    outcome = "released" if ctx.release_of else "created"
+    if ctx.release_of:
+        _audit_release(conn, ctx, outcome, memory_id)
+    else:
+        for label in ctx.labels:
+            conn.execute(_INSERT_LABEL, {"org_id": ctx.org_id, "memory_id": memory_id, **label})
     _link_near_duplicates(conn, ctx, memory_id, deps)
     _apply_supersessions(conn, ctx, memory_id, plan)
     escalation_ids = _escalate(conn, ctx, memory_id, plan)
     if status == "active" or plan.get("supersedes"):
         conn.execute(_BUMP_CORPUS, {"org_id": ctx.org_id, "agent_id": ctx.agent_id})
-    body = {"job_id": ctx.job_id, "memory_id": memory_id, "status": status, "outcome": "created",
+    body = {"job_id": ctx.job_id, "memory_id": memory_id, "status": status, "outcome": outcome,
             "near_duplicates": [{"memory_id": c["memory_id"], "similarity": c["similarity"]} for c in ctx.near_duplicates],
             "supersedes": list(plan.get("supersedes", [])), "superseded_by": list(plan.get("superseded_by", [])),
             "escalations": escalation_ids}
-    ctx.decide("persist", result="created", memory_id=memory_id, status=status)
+    ctx.decide("persist", result=outcome, memory_id=memory_id, status=status)
     _stamp(ctx, started)
-    jobs.finish(conn, ctx, outcome="created", memory_id=memory_id, response_status=201, body=body)
+    jobs.finish(conn, ctx, outcome=outcome, memory_id=memory_id, response_status=201, body=body)
     cache_entry = None if status != "active" else {"memory_id": memory_id, "org_id": ctx.org_id,
                                                    "agent_id": ctx.agent_id, "content": ctx.content,
                                                    "status": status}
-    return PersistOutcome("created", memory_id, cache_entry=cache_entry,
+    return PersistOutcome(outcome, memory_id, cache_entry=cache_entry,
                           cache_evict=list(plan.get("supersedes", [])))
 
 
@@ -176,6 +199,21 @@ def _insert_memory(conn: Any, ctx: WriteContext, status: str) -> str | None:
         "job_id": ctx.job_id,
     }).first()
     return str(row.id) if row else None
+
+
+def _activate(conn: Any, ctx: WriteContext, status: str) -> str | None:
+    row = conn.execute(_ACTIVATE, {
+        "org_id": ctx.org_id, "id": ctx.release_of, "status": status, "content_hash": ctx.content_hash,
+        "embedding": ctx.embedding, "embedding_model": ctx.embedding_model, "subject_key": ctx.subject_key,
+    }).first()
+    return str(row.id) if row else None
+
+
+def _audit_release(conn: Any, ctx: WriteContext, outcome: str, result_memory_id: str) -> None:
+    conn.execute(review.AUDIT, {
+        "org_id": ctx.org_id, "agent_id": ctx.agent_id, "memory_id": ctx.release_of, "action": "release",
+        "outcome": outcome, "result_memory_id": result_memory_id, "decided_by": ctx.reviewer or "system:release",
+        "note": ctx.request.get("note"), "job_id": ctx.job_id})
 
 
 def _relate(conn: Any, org_id: str, source: str, target: str, kind: str, evidence: dict[str, Any]) -> None:

@@ -1,44 +1,168 @@
 """Stage 2, pii: detect and redact personal data before anything else sees the text.
 
-Guarantees: after this stage ``ctx.content`` is the redacted text, ``ctx.raw_content`` is
-None (and the job row's raw column is erased in the same write), ``ctx.pii_report`` holds
-entity types, counts and scores only, and ``ctx.subject_key`` is derived from the redacted
-parse. Outcomes: clean, redacted, or quarantined (a finding between the floor and the
-redaction threshold, a disallowed type). Fails closed: an analyzer error raises
-``TransientError`` (retried, then the job fails and nothing is stored); it never lets
-unanalysed text through.
+Every free-text field goes through the same analysis, in one model call per batch: the
+content, every string in ``metadata`` (keys and values, at any depth), each label, the
+``category`` and the ``source`` (and a reviewer's note when a quarantined memory is
+released). Guarantees, per job:
+
+- ``ctx.content`` is the redacted text: ``[TYPE]`` for a finding at or above the redaction
+  threshold, ``[TYPE?]`` for an uncertain one (between the floor and the threshold), which
+  also quarantines the memory. Quarantine holds a memory back; it never keeps a raw value.
+- ``metadata`` values are redacted in place the same way (an uncertain one quarantines the
+  memory); a finding in a metadata key, a label, the category or the source fails the job
+  with ``PII_IN_FIELD`` naming the field (those are identifiers, not text to keep).
+- ``ctx.request`` holds only redacted text from here on (the job row is rewritten with it),
+  ``ctx.raw_content`` is None (the job row's raw column is erased in the same write),
+  ``ctx.pii_report`` holds entity types, counts and scores only, and ``ctx.subject_key`` is
+  derived from the redacted parse.
+
+Fails closed: an analyzer error raises ``TransientError`` (retried, then the job fails and
+nothing is stored); it never lets unanalysed text through.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from worker.errors import TransientError
+from worker.errors import FieldIssue, PermanentError, TransientError
 from worker.pipeline.context import WriteContext
+
+# Fields that identify or classify a memory: personal data there is refused, not redacted.
+REFUSED_FIELDS = ("source", "category")
+
+
+class PiiInField(PermanentError):
+    """Personal data in a field that must not hold it: a label, the category, the source or
+    a metadata key. Names the field and the entity type, never the value."""
+
+    code = "PII_IN_FIELD"
+
+    def __init__(self, issues: list[FieldIssue]) -> None:
+        fields = ", ".join(sorted({issue.field for issue in issues}))
+        super().__init__(f"personal data in a field that must not hold it: {fields}")
+        self.issues = issues
+
+    def as_dict(self) -> dict[str, object]:
+        return {**super().as_dict(), "details": [issue.as_dict() for issue in self.issues]}
+
+
+@dataclass(frozen=True)
+class _Text:
+    """One string of one job to analyse: where it sits, and whether a finding refuses the write."""
+
+    job: int
+    field: str              # "content", "labels[0].label", "metadata", "note" ...
+    text: str
+    path: tuple[Any, ...]   # where a metadata value sits (keys and list indexes)
+    refuse: bool
 
 
 def run_batch(ctxs: Sequence[WriteContext], deps: Any) -> list[WriteContext]:
-    texts = [ctx.raw_content or "" for ctx in ctxs]
+    texts = [item for index, ctx in enumerate(ctxs) for item in _texts(index, ctx)]
+    unique = list(dict.fromkeys(item.text for item in texts))  # "chat", "preference": analysed once
     try:
-        outcomes = deps.redactor.redact_many(texts)
+        outcomes = deps.redactor.redact_many(unique)
     except Exception as exc:  # any analyzer failure: fail closed, keep no detail that may quote text
         raise TransientError(f"PII analysis failed ({type(exc).__name__})", code="PII_ANALYSIS_FAILED") from None
-    if len(outcomes) != len(ctxs):
+    if len(outcomes) != len(unique):
         raise TransientError("PII analysis returned a wrong number of results", code="PII_ANALYSIS_FAILED")
-    for ctx, outcome in zip(ctxs, outcomes):
-        _apply(ctx, outcome, deps, len(ctxs))
+    by_text = dict(zip(unique, outcomes))
+    for index, ctx in enumerate(ctxs):
+        _apply(ctx, [(item, by_text[item.text]) for item in texts if item.job == index], deps, len(ctxs))
     return list(ctxs)
 
 
-def _apply(ctx: WriteContext, outcome: Any, deps: Any, batch_size: int) -> None:
-    ctx.content = outcome.content
+def _texts(index: int, ctx: WriteContext) -> Iterator[_Text]:
+    """A release (``ctx.release_of``) brings stored, already analysed text: only the
+    reviewer's note is new."""
+    request = ctx.request
+    if ctx.release_of is not None:
+        if isinstance(request.get("note"), str):
+            yield _Text(index, "note", request["note"], ("note",), False)
+        return
+    yield _Text(index, "content", ctx.raw_content or "", (), False)
+    for name in REFUSED_FIELDS:
+        if isinstance(request.get(name), str):
+            yield _Text(index, name, request[name], (), True)
+    for position, label in enumerate(request.get("labels") or []):
+        yield _Text(index, f"labels[{position}].label", label["label"], (), True)
+    yield from _metadata_texts(index, request.get("metadata") or {})
+
+
+def _metadata_texts(index: int, metadata: Any) -> Iterator[_Text]:
+    """Every key (refused if personal) and every string value (redacted) of the metadata."""
+    stack: list[tuple[tuple[Any, ...], Any]] = [((), metadata)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, dict):
+            for key, item in value.items():
+                yield _Text(index, "metadata", key, (), True)
+                stack.append(((*path, key), item))
+        elif isinstance(value, list):
+            stack.extend(((*path, position), item) for position, item in enumerate(value))
+        elif isinstance(value, str):
+            yield _Text(index, "metadata", value, ("metadata", *path), False)
+
+
+def _apply(ctx: WriteContext, analysed: list[tuple[_Text, Any]], deps: Any, batch_size: int) -> None:
+    refused = [FieldIssue(item.field, f"holds personal data ({', '.join(_types(outcome))})")
+               for item, outcome in analysed if item.refuse and outcome.findings]
+    if refused:
+        ctx.failure = PiiInField(refused)
+        ctx.raw_content = None
+        ctx.request = {}
+        ctx.decide("pii", result="refused", fields=sorted({issue.field for issue in refused}))
+        return
+    reasons: set[str] = set()
+    for item, outcome in analysed:
+        if item.field == "content":
+            _take_content(ctx, outcome)
+        elif item.field == "note":
+            _replace(ctx.request, item.path, outcome.content)
+            continue  # the reviewer's note is redacted; it never quarantines the memory
+        elif item.path:
+            _replace(ctx.request, item.path, outcome.content)
+            _count(ctx.pii_report.setdefault("fields", {}), item.field, outcome)
+        reasons.update(outcome.quarantine_reasons)
     ctx.raw_content = None
-    ctx.pii_report = outcome.report
-    ctx.quarantine_reasons = list(outcome.quarantine_reasons)
-    ctx.subject_key = outcome.subject_key
-    counts = {etype: entry["count"] for etype, entry in outcome.report.get("entities", {}).items()}
-    ctx.decide("pii", result=outcome.report.get("status"), entities=counts,
+    ctx.quarantine_reasons = sorted(reasons)
+    ctx.pii_report["status"] = _status(ctx)
+    ctx.pii_report["quarantine_reasons"] = list(ctx.quarantine_reasons)
+    counts = {etype: entry["count"] for etype, entry in ctx.pii_report.get("entities", {}).items()}
+    ctx.decide("pii", result="released" if ctx.release_of else ctx.pii_report["status"], entities=counts,
                quarantine_reasons=ctx.quarantine_reasons, batch_size=batch_size)
     if deps.metrics is not None:
         deps.metrics.pii_findings(counts)
+
+
+def _take_content(ctx: WriteContext, outcome: Any) -> None:
+    ctx.content = outcome.content
+    ctx.pii_report = dict(outcome.report)
+    ctx.subject_key = outcome.subject_key
+
+
+def _status(ctx: WriteContext) -> str:
+    if ctx.quarantine_reasons:
+        return "quarantined"
+    fields = ctx.pii_report.get("fields") or {}
+    redacted = ctx.pii_report.get("entities") or any(fields.values())
+    return "redacted" if redacted else "clean"
+
+
+def _count(fields: dict[str, Any], field: str, outcome: Any) -> None:
+    entry = fields.setdefault(field, {})
+    for finding in (*outcome.redacted, *outcome.masked):
+        entry[finding.entity_type] = entry.get(finding.entity_type, 0) + 1
+
+
+def _types(outcome: Any) -> list[str]:
+    return sorted({finding.entity_type for finding in outcome.findings})
+
+
+def _replace(request: dict[str, Any], path: tuple[Any, ...], value: str) -> None:
+    target: Any = request
+    for step in path[:-1]:
+        target = target[step]
+    target[path[-1]] = value

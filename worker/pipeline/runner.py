@@ -169,7 +169,17 @@ def _run_batch(stage: str, ctxs: list[WriteContext], deps: Any, report: StageRep
             _guard(stage, [ctx], deps, report, lambda c=ctx: _compute_batch(stage, [c], deps, done))
         return
     _timed(stage, ctxs, started)
-    done.extend(ctxs)
+    _settle_failures(stage, ctxs, deps, report, done)
+
+
+def _settle_failures(stage: str, ctxs: list[WriteContext], deps: Any, report: StageReport,
+                     done: list[WriteContext]) -> None:
+    """A batch stage marks a job it refuses (``ctx.failure``): that job fails alone."""
+    for ctx in ctxs:
+        if ctx.failure is None:
+            done.append(ctx)
+        else:
+            _guard(stage, [ctx], deps, report, lambda c=ctx: _raise(c.failure))
 
 
 def _hand_on(stage: str, ctxs: list[WriteContext], deps: Any, report: StageReport,
@@ -273,6 +283,9 @@ def _compute_batch(stage: str, ctxs: list[WriteContext], deps: Any, done: list[W
     started = time.perf_counter()
     BATCH[stage](ctxs, deps)
     _timed(stage, ctxs, started)
+    for ctx in ctxs:
+        if ctx.failure is not None:
+            raise ctx.failure
     done.extend(ctxs)
 
 

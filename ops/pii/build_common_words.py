@@ -43,6 +43,11 @@ gdpr nda sla slo api apis sdk cli ui ux qa hr ceo cto cfo coo vp pm pr ci cd kpi
 faq pdf csv json yaml yml xml html css url urls dns ssl tls vpn sso mfa otp ssh ftp sftp http https tcp udp
 ip ips cpu gpu ram ssd hdd os ios vm vms db sql etl llm ml ai nlp ocr iot grpc rest soap jwt oauth saml ldap
 rbac iam aws gcp k8s vat gst iva tva bbq diy tv pc mvp poc rfc rfp rfq sow po eod eow eom cob utc gmt
+hey hiya yo g'day hola bonjour hallo ciao olá hej hei salut saludos cordialement grüße gruesse groeten groetjes
+pozdrawiam saluti cumprimentos atenciosamente abraços merci gracias danke obrigado obrigada grazie dziękuję
+mahalo shalom salaam namaste nombre apellido apellidos naam nom prénom nome cognome imię nazwisko
+beneficiario titular kontoinhaber destinatario empfänger dirección direccion teléfono telefono telefon
+adres adresse indirizzo endereço konto cuenta conta handy mobil móvil movil celular portable
 """
 
 
@@ -51,6 +56,9 @@ FOREIGN = ("af", "ca", "cs", "da", "de", "es", "et", "eu", "fi", "fr", "hr", "hu
            "nb", "nl", "pl", "pt", "ro", "sk", "sl", "sq", "sv")
 NAMES = OUT.with_name("names.txt.gz")
 PROPER_SHARE = 0.9  # capitalised this often, a word is a proper noun whatever WordNet says
+# The share given to a word the counts never saw: a WordNet word may be a common noun
+# ("landline") or a proper one ("Sita"), so half; a stop word or chat word is lower case.
+UNSEEN_SHARE = {True: 0.5, False: 0.0}
 
 
 class _Unpickler(pickle.Unpickler):
@@ -109,7 +117,7 @@ def common_words(cases: dict[str, tuple[int, int]], wordnet: set[str], foreign: 
             continue
         elif not lower + title and word in names:
             continue
-        words[word] = round(title / (lower + title), 2) if lower + title else 0.0
+        words[word] = round(title / (lower + title), 2) if lower + title else UNSEEN_SHARE.get(word in wordnet, 0.0)
     return sorted(words.items())
 
 

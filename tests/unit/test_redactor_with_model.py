@@ -109,15 +109,6 @@ def test_the_same_text_in_another_case_or_spacing_gets_the_same_placeholders(red
     assert len({tuple(sorted(f.entity_type for f in o.redacted)) for o in outcomes}) == 1
 
 
-def test_a_known_name_capitalised_mid_sentence_is_redacted_only_where_the_producer_capitalised_it(redactor):
-    # The documented exception to case stability: a case-folded reading cannot tell the name
-    # Grace from the word grace, so the producer's capital in mixed-case text decides.
-    named, lower = redactor.redact_many(["Remind me to call Grace about the lease.",
-                                         "remind me to call grace about the lease."])
-    assert named.content == "Remind me to call [PERSON] about the lease."
-    assert lower.content == "remind me to call grace about the lease."
-
-
 def test_the_report_and_subject_key_hold_no_value(redactor):
     outcome = _one(redactor, "Jane Doe prefers tea; her number is 4111 1111 1111 1112.")
     assert "Jane" not in str(outcome.report) and "4111" not in str(outcome.report)

@@ -131,6 +131,18 @@ thurs fri sat sun christmas easter ramadan diwali eid hanukkah thanksgiving hall
 _ID_LIKE = re.compile(r"[\d@_/\\=]|\w-\w*\d")
 
 
+# A finder's results travel through Presidio as "<TYPE>__<recognizer>": Presidio merges a
+# result into another of the same type on the same span, keeping an arbitrary one of equals,
+# and refinement needs to know, deterministically, every recognizer that found a span.
+TAG = "__"
+
+
+def entity_type(tagged: str) -> tuple[str, str]:
+    """``("PERSON", "IbexNameCueRecognizer")`` from ``PERSON__IbexNameCueRecognizer``."""
+    base, _, recognizer = tagged.partition(TAG)
+    return base, recognizer
+
+
 class FunctionRecognizer(LocalRecognizer):
     """A Presidio recognizer around a ``worker.pii`` finder (text -> hits). With
     ``with_entities`` the finder also gets spaCy's entity spans ``(start, end, label)``."""
@@ -139,7 +151,8 @@ class FunctionRecognizer(LocalRecognizer):
                  with_entities: bool = False) -> None:
         self._find = find
         self._with_entities = with_entities
-        super().__init__(supported_entities=list(entities), supported_language="en", name=name)
+        super().__init__(supported_entities=[f"{e}{TAG}{name}" for e in entities], supported_language="en",
+                         name=name)
 
     def load(self) -> None:
         pass
@@ -151,10 +164,10 @@ class FunctionRecognizer(LocalRecognizer):
             hits = self._find(text, spans)
         else:
             hits = self._find(text)
-        return [RecognizerResult(hit.entity_type, hit.start, hit.end, hit.score,
+        return [RecognizerResult(f"{hit.entity_type}{TAG}{self.name}", hit.start, hit.end, hit.score,
                                  recognition_metadata={RecognizerResult.RECOGNIZER_NAME_KEY: self.name,
                                                        RecognizerResult.RECOGNIZER_IDENTIFIER_KEY: self.id})
-                for hit in hits if hit.entity_type in entities]
+                for hit in hits if f"{hit.entity_type}{TAG}{self.name}" in entities]
 
 
 class NameTrimmingSpacyRecognizer(SpacyRecognizer):
@@ -232,7 +245,7 @@ def build_registry(nlp_engine: Any) -> RecognizerRegistry:
         FunctionRecognizer("IbexWalletRecognizer", ["CRYPTO"], numbers.wallets),
         FunctionRecognizer(NAMED_ID, ["US_SSN", "US_ITIN", NATIONAL_ID], numbers.named_ids),
         FunctionRecognizer("IbexAddressRecognizer", ["STREET_ADDRESS"], addresses.addresses),
-        FunctionRecognizer("IbexNameCueRecognizer", ["PERSON"], names.cued_names),
+        FunctionRecognizer(CUED, ["PERSON"], names.cued_names),
         FunctionRecognizer("IbexKnownNameRecognizer", ["PERSON"], names.known_names, with_entities=True),
     ):
         registry.add_recognizer(recognizer)
@@ -243,9 +256,6 @@ def refine(view: View, findings: list[Finding]) -> list[Finding]:
     """Drop what a recognizer got wrong in ways context shows: a "person" that is an id, a
     programming language or a month, a lone word spaCy alone calls a person, an "IP address"
     that is a version number, a "phone number" that is a date or an order number."""
-    if view.mixed_case:
-        findings = findings + [Finding(h.entity_type, h.start, h.end, h.score, CASED)
-                               for h in names.cased_names(view.typed, view.text)]
     kept = [f for f in findings if _keep(view.text, f)]
     named = [f for f in kept if f.recognizer == NAMED_ID]
     kept = [f for f in kept if f.recognizer == NAMED_ID or not _inside_named_id(f, named)]
@@ -255,7 +265,7 @@ def refine(view: View, findings: list[Finding]) -> list[Finding]:
 
 
 SPACY = "SpacyRecognizer"
-CASED = "IbexCasedNameRecognizer"
+CUED = "IbexNameCueRecognizer"
 NAMED_ID = "IbexNamedIdRecognizer"
 _NUMBER_TYPES = frozenset({"PHONE_NUMBER", "CREDIT_CARD", "US_SSN", "US_ITIN", NATIONAL_ID})
 
@@ -295,7 +305,7 @@ def _corroborated(text: str, finding: Finding, people: list[Finding]) -> bool:
         return True
     for word in re.findall(r"[^\W\d_]+", text[finding.start:finding.end].lower()):
         share = capitalised_share(word)
-        if (len(word) >= 3 and word not in names.PARTICLES and word in gazetteer()
+        if (len(word) >= 3 and word not in names.PARTICLES and word not in _LABEL_WORDS and word in gazetteer()
                 and (share is None or share >= names.NAME_SHARE)):
             return True
     return False
@@ -304,7 +314,7 @@ def _corroborated(text: str, finding: Finding, people: list[Finding]) -> bool:
 def _keep(text: str, finding: Finding) -> bool:
     value = text[finding.start:finding.end]
     if finding.entity_type == "PERSON":
-        return _person(value, typed_as_name=finding.recognizer == CASED)
+        return _person(value, announced=finding.recognizer == CUED)
     if finding.entity_type == "IP_ADDRESS":
         return not NOT_AN_IP.found_in(words_before(text, finding.start, 2))
     if finding.entity_type == "PHONE_NUMBER":
@@ -312,7 +322,7 @@ def _keep(text: str, finding: Finding) -> bool:
     return True
 
 
-def _person(value: str, *, typed_as_name: bool = False) -> bool:
+def _person(value: str, *, announced: bool = False) -> bool:
     """Not an id, not a programming language or product, not words that are common in lower
     case and capitalised only by their place (``Card:``, ``Mum says``), not an acronym."""
     if _ID_LIKE.search(value):
@@ -322,8 +332,8 @@ def _person(value: str, *, typed_as_name: bool = False) -> bool:
         return False
     if value.lower() in places() or value.lower() in BRANDS or value.lower() in _LABEL_WORDS:
         return False
-    if not typed_as_name and all((share := capitalised_share(word)) is not None and share < names.NAME_SHARE
-                                 for word in words):
+    if not announced and all((share := capitalised_share(word)) is not None and share < names.NAME_SHARE
+                             for word in words):
         return False
     return not all(len(word) <= 5 and not re.search(r"[aeiouyà-ÿ]", word) for word in words)
 

@@ -56,7 +56,7 @@ class PresidioRedactor:
         from presidio_analyzer import AnalyzerEngine
         from presidio_analyzer.nlp_engine import NerModelConfiguration, SpacyNlpEngine
 
-        from worker.adapters.recognizers import build_registry, pin_tldextract_offline
+        from worker.adapters.recognizers import build_registry, entity_type, pin_tldextract_offline
 
         pin_tldextract_offline()
         engine = SpacyNlpEngine(models=[{"lang_code": "en", "model_name": model_name}],
@@ -67,10 +67,12 @@ class PresidioRedactor:
                                         supported_languages=["en"])
         self.policy = policy
         # Disallowed types are looked for too, even when they are not redaction targets.
-        self._entities = list(dict.fromkeys((*policy.entities, *policy.disallowed)))
-        unknown = set(self._entities) - set(self._analyzer.get_supported_entities("en"))
+        wanted = set(policy.entities) | set(policy.disallowed)
+        supported = self._analyzer.get_supported_entities("en")
+        unknown = wanted - {entity_type(tagged)[0] for tagged in supported}
         if unknown:
             raise ValueError(f"PII entity types no recognizer supports: {sorted(unknown)}")
+        self._entities = sorted(tagged for tagged in supported if entity_type(tagged)[0] in wanted)
         from importlib.metadata import version
 
         self.name = f"presidio-analyzer {version('presidio-analyzer')} / {model_name}"
@@ -89,9 +91,7 @@ class PresidioRedactor:
             score_threshold=min(self.policy.quarantine_floor, self.policy.redaction_threshold),
             nlp_artifacts=artifacts,
         )
-        in_view = refine(view, [Finding(r.entity_type, r.start, r.end, float(r.score),
-                                        (r.recognition_metadata or {}).get(r.RECOGNIZER_NAME_KEY, ""))
-                                for r in results])
+        in_view = refine(view, [_finding(r) for r in results])
         decision = classify_findings(in_view, self.policy)
         original = _to_original(view, decision)
         findings = [_shift(view, f) for f in in_view]
@@ -102,6 +102,14 @@ class PresidioRedactor:
             subject_key=subject_key_from_doc(artifacts.tokens, [*decision.redact, *decision.mask]),
             report=build_report(findings, original, self.policy, self.name),
         )
+
+
+def _finding(result: Any) -> Finding:
+    from worker.adapters.recognizers import entity_type
+
+    base, recognizer = entity_type(result.entity_type)
+    name = recognizer or (result.recognition_metadata or {}).get(result.RECOGNIZER_NAME_KEY, "")
+    return Finding(base, result.start, result.end, float(result.score), name)
 
 
 def _shift(view: View, finding: Finding) -> Finding:

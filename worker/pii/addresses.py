@@ -25,7 +25,7 @@ STREET_TYPES = (
     "grove", "gardens", "gdns", "parkway", "pkwy", "highway", "hwy", "mews", "circle", "cir", "trail", "trl",
     "alley", "marg", "quay", "wharf", "esplanade", "parade", "promenade", "broadway", "expressway",
     "freeway", "turnpike", "pike", "glen", "hollow", "meadows", "orchard", "spur", "terr", "wynd", "brae",
-    "salai", "nagar", "chowk", "layout", "colony", "enclave", "cove", "boulevard", "plaza",
+    "salai", "nagar", "chowk", "colony", "enclave", "cove", "boulevard", "plaza",
 )
 # Words that come before the street's name ("rue", "calle", "ul."): the number follows the name.
 STREET_PREFIXES = (

@@ -31,23 +31,13 @@ _TITLES = frozenset({"mr", "mrs", "ms", "mx", "miss", "dr", "prof", "sir", "dame
 
 @dataclass(frozen=True)
 class View:
-    """``text``: the analysed view; ``folded``: the same characters case-folded; ``typed``:
-    the same characters as the producer cased them; ``offsets``: for each view position, its
-    index in the original text."""
+    """``text``: the analysed view; ``folded``: the same characters case-folded; ``offsets``:
+    for each view position, its index in the original text."""
 
     original: str
     text: str
     folded: str
-    typed: str
     offsets: tuple[int, ...]
-
-    @property
-    def mixed_case(self) -> bool:
-        """The producer used case the usual way (not all upper, not all lower): a capital in
-        the middle of a sentence then carries information."""
-        letters = [ch for ch in self.typed if ch.isalpha() and ch.lower() != ch.upper()]
-        upper = sum(ch.isupper() for ch in letters)
-        return bool(letters) and 0 < upper < 0.5 * len(letters)
 
     def to_original(self, start: int, end: int) -> tuple[int, int]:
         """The original span of the view span ``[start, end)`` (``end > start``)."""
@@ -57,7 +47,7 @@ class View:
 def canonical_view(text: str) -> View:
     collapsed, offsets = _collapse_whitespace(text)
     folded = "".join(_fold(ch) for ch in collapsed)
-    return View(text, truecase(folded), folded, collapsed, tuple(offsets))
+    return View(text, truecase(folded), folded, tuple(offsets))
 
 
 def _collapse_whitespace(text: str) -> tuple[str, list[int]]:

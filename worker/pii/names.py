@@ -15,21 +15,30 @@ from collections.abc import Sequence
 
 from spacy.lang.en.stop_words import STOP_WORDS
 
-from worker.pii.lexicon import capitalised_share, gazetteer
+from worker.pii.lexicon import capitalised_share, gazetteer, places
 from worker.pii.numbers import LIKELY, Hit
 
-STRONG_CUES = (
+# Words that announce a name outright: an introduction, a greeting or sign-off, a name field, a title.
+ANNOUNCING = (
     "my name is", "name is", "name's", "names are", "named", "i'm", "i am", "this is", "it's", "it is",
     "call me", "hi", "hello", "hey", "dear", "thanks", "thank you", "thx", "cheers", "regards", "best",
     "sincerely", "love", "xoxo", "yours", "signed", "cc", "attn", "attention", "name", "first name",
     "last name", "surname", "family name", "given name", "full name", "maiden name", "contact name",
-    "patient", "traveller", "traveler", "passenger", "guest", "employee", "candidate", "applicant",
-    "beneficiary", "cardholder", "account holder", "recipient", "sender", "tenant", "landlord", "customer",
-    "client", "caller", "member", "student", "pupil", "visitor", "driver", "owner", "signatory", "witness",
     "mr", "mrs", "ms", "mx", "miss", "dr", "prof", "sir", "madam", "señor", "señora", "sr", "sra", "herr",
     "frau", "mme", "m.", "mlle", "dona", "don", "sig", "sig.ra", "pan", "pani",
+    # greetings, sign-offs and name fields of other languages
+    "hola", "bonjour", "hallo", "ciao", "olá", "hej", "hei", "salut", "saludos", "cordialement", "grüße",
+    "gruesse", "groeten", "groetjes", "pozdrawiam", "saluti", "cumprimentos", "atenciosamente", "abraços",
+    "merci", "gracias", "danke", "obrigado", "obrigada", "grazie", "mahalo", "kia ora", "ngā mihi", "g'day",
+    "nombre", "apellido", "naam", "nom", "prénom", "nome", "cognome", "imię", "nazwisko", "imię i nazwisko",
+    "beneficiario", "titular", "kontoinhaber", "destinatario", "empfänger", "holder", "account holder",
 )
+# Roles and relations that a name often follows ("patient Jane Doe", "my sister Amara"); a lone
+# word after one must be a known name.
 RELATIONS = (
+    "patient", "traveller", "traveler", "passenger", "guest", "employee", "candidate", "applicant",
+    "beneficiary", "cardholder", "recipient", "sender", "tenant", "landlord", "customer",
+    "client", "caller", "member", "student", "pupil", "visitor", "driver", "owner", "signatory", "witness",
     "mum", "mom", "mother", "mama", "mam", "dad", "father", "papa", "sister", "brother", "sibling", "son",
     "daughter", "kid", "child", "baby", "wife", "husband", "partner", "spouse", "boyfriend", "girlfriend",
     "fiance", "fiancé", "fiancée", "ex", "friend", "bestie", "buddy", "roommate", "flatmate", "housemate",
@@ -43,21 +52,22 @@ RELATIONS = (
     "cleaner", "plumber", "electrician", "mechanic", "godmother", "godfather", "twin", "twins", "stepsister",
     "stepbrother", "half-sister", "half-brother", "bride", "groom", "wingman", "mate", "pal",
 )
+# Words a name may follow; it counts only when a speaking verb or a possessive follows too.
 WEAK_CUES = (
-    "with", "to", "by", "from", "for", "ask", "asked", "tell", "told", "text", "texted", "email", "emailed",
+    "with", "by", "ask", "asked", "tell", "told", "text", "texted", "email", "emailed",
     "ping", "pinged", "message", "messaged", "meet", "met", "spoke", "talked", "called", "call", "phoned",
     "invite", "invited", "thank", "remind", "visit", "visited", "see", "saw", "and", "&", "n", "or", "per",
-    "via", "approved", "assigned", "reported", "escalated", "cc'd", "cc:", "@",
+    "approved", "assigned", "reported", "escalated", "cc'd", "cc:", "@",
 )
 PARTICLES = frozenset(
     "van der den de del della dela di da das dos do du la le bin binti bint ibn al el abu ben bat ter ten von "
     "zu y e mac mc st san santa".split())
 _NAME_WORD = r"[^\W\d_][^\W\d_'’\-]*(?:['’\-][^\W\d_]+)*"
-_CUE_WORDS = {c for c in (*STRONG_CUES, *RELATIONS, *WEAK_CUES)}
-_STRONG = frozenset(STRONG_CUES) | frozenset(RELATIONS)
+_CUE_WORDS = {c for c in (*ANNOUNCING, *RELATIONS, *WEAK_CUES)}
+_LEVEL = {**dict.fromkeys(WEAK_CUES, 0), **dict.fromkeys(RELATIONS, 1), **dict.fromkeys(ANNOUNCING, 2)}
 _CUE_RE = re.compile(
     r"(?<![\w])(" + "|".join(sorted((re.escape(c) for c in _CUE_WORDS), key=len, reverse=True)) + r")"
-    r"(?:'s)?(?:\s+(?:name\s+is|is\s+called|called|named|is))?[\s,:.\-–]+",
+    r"(?:'s)?(?:\s+(?:name\s+is|is\s+called|called|named|is))?[\s,:.\-–|/]+",
     re.IGNORECASE)
 _AFTER_NAME = re.compile(
     r"^(?:'s\b|’s\b|\s+(?:said|says|asked|asks|wants|wanted|called|emailed|texted|mentioned|told|prefers|"
@@ -70,11 +80,27 @@ NAME_SHARE = 0.15  # a common word capitalised this often in running text is als
 def cued_names(text: str) -> list[Hit]:
     hits = []
     for cue in _CUE_RE.finditer(text):
-        strong = cue.group(1).lower() in _STRONG
-        span = _name_after(text, cue.end(), strong)
+        level = 2 if _NAMING.search(cue.group(0)) else _LEVEL[cue.group(1).lower()]
+        span = _name_after(text, cue.end(), level)
         if span is not None:
-            hits.append(Hit("PERSON", span[0], span[1], LIKELY))
-    return hits + _named_by_verb(text)
+            hits.append(Hit("PERSON", *_absorb_common_names(text, *span), LIKELY))
+    return hits + _named_by_verb(text) + _addressed(text)
+
+
+_NAMING = re.compile(r"\b(?:name\s+is|named|called)\b", re.IGNORECASE)
+_VOCATIVE = re.compile(r"^\s*(" + r"[^\W\d_][^\W\d_'’\-]*(?:['’\-][^\W\d_]+)*" + r")\s*[,:!](?!\d)")
+
+
+def _addressed(text: str) -> list[Hit]:
+    """A text that opens by naming someone (``Selamawit, the keys are...``, ``Fatima: new
+    number``): a word the view capitalises as a name, not a place or a common word."""
+    match = _VOCATIVE.match(text)
+    if match is None:
+        return []
+    word = match.group(1)
+    if not _capitalised(word) or word.lower() in places() or word.lower() not in gazetteer():
+        return []
+    return [Hit("PERSON", match.start(1), match.end(1), NAMED_ALONE)]
 
 
 _SPEAKER = re.compile(
@@ -88,12 +114,14 @@ def _named_by_verb(text: str) -> list[Hit]:
     hits = []
     for word in re.finditer(_NAME_WORD, text):
         lower = word.group(0).lower()
-        if "g" in gazetteer().get(lower, "") and lower not in STOP_WORDS and _SPEAKER.match(text[word.end():]):
+        if ("g" in gazetteer().get(lower, "") and lower not in STOP_WORDS and lower not in places()
+                and _SPEAKER.match(text[word.end():]) and not _after_determiner(text, word.start())):
             hits.append(Hit("PERSON", word.start(), word.end(), NAMED_ALONE))
     return hits
 
 
-def _name_after(text: str, pos: int, strong: bool) -> tuple[int, int] | None:
+def _name_after(text: str, pos: int, level: int) -> tuple[int, int] | None:
+    """The name right after a cue of ``level`` (2 announcing, 1 role or relation, 0 weak)."""
     words = list(re.finditer(_NAME_WORD, text[pos:pos + 120]))
     if not words or words[0].start() != 0:
         return None
@@ -106,17 +134,20 @@ def _name_after(text: str, pos: int, strong: bool) -> tuple[int, int] | None:
             taken.append(word)
         elif taken and value.lower() in PARTICLES:
             taken.append(word)
-        elif not taken and strong and _common_name(value, text, pos + word.end()):
+        elif not taken and level and _common_name(value, text, pos + word.end()):
             taken.append(word)
         else:
             break
-    while taken and taken[-1].group(0).lower() in PARTICLES:
+    while len(taken) > 1 and taken[-1].group(0).lower() in PARTICLES:
         taken.pop()
     if not taken or len(taken) > 4:
         return None
     start, end = pos + taken[0].start(), pos + taken[-1].end()
-    if not strong and not _AFTER_NAME.match(text[end:]):
+    if level == 0 and not _AFTER_NAME.match(text[end:]):
         return None
+    alone = len(taken) == 1 and taken[0].group(0).lower() not in gazetteer()
+    if level < 2 and alone or text[start:end].lower() in places():
+        return None  # after a role or a plain verb, a lone word must be a known name
     return start, end
 
 
@@ -126,10 +157,9 @@ def _capitalised(word: str) -> bool:
 
 def _common_name(word: str, text: str, end: int) -> bool:
     """A common word used as a name right after a strong cue (``Hi grace,``, ``Hi Will,``):
-    only a word often written capitalised or a known given name, and only when nothing but
-    punctuation or a name follows."""
+    only a known given name, and only when nothing but punctuation or a name follows."""
     share = capitalised_share(word.lower())
-    if share is None or share < NAME_SHARE and "g" not in gazetteer().get(word.lower(), ""):
+    if share is None or "g" not in gazetteer().get(word.lower(), ""):
         return False
     following = text[end:end + 2]
     return not following or following[0] in ",.!?;:)" or following.strip()[:1].isupper()
@@ -137,8 +167,10 @@ def _common_name(word: str, text: str, end: int) -> bool:
 
 # ---------------------------------------------------------------- names the gazetteer knows
 
-NOT_NAME_CONTEXT = frozenset({"gpe", "loc", "fac", "norp", "product", "work_of_art", "law", "language", "event",
-                              "date", "time", "money", "percent", "quantity", "cardinal", "ordinal"})
+# spaCy labels that say a lone known name is something else (its GPE label is wrong on
+# names too often to count: the place list decides places).
+NOT_NAME_CONTEXT = frozenset({"product", "work_of_art", "law", "language", "event", "date", "time", "money",
+                              "percent", "quantity", "cardinal", "ordinal", "norp"})
 # Words that end organisation names: a run ending in one is not a person.
 ORG_WORDS = frozenset(
     "inc ltd llc llp plc gmbh ag sa sas sarl bv nv srl spa oy ab as asa kk pty co corp corporation company group "
@@ -156,13 +188,23 @@ def known_names(text: str, entity_labels: Sequence[tuple[int, int, str]] = ()) -
     for start, end, words in _proper_runs(text):
         if words[-1].lower() in ORG_WORDS:
             continue
+        if _after_determiner(text, start):
+            continue  # "the house", "a bishop", "the Chase": a name takes no article
         score = _run_score(text, start, end, words)
-        if score < LIKELY and _labelled_other(start, end, entity_labels):
-            continue  # a lone known name spaCy reads as a place or a date: "Victoria", "June"
+        if score < LIKELY and (text[start:end].lower() in places() or _labelled_other(start, end, entity_labels)):
+            continue  # a lone known name that is a place, or that spaCy reads as a date: "Victoria", "June"
         if score:
             start, end = _absorb_common_names(text, start, end)
             hits.append(Hit("PERSON", start, end, score))
     return hits
+
+
+_DETERMINER = re.compile(r"(?:^|\W)(?:the|a|an|this|that|these|those|every|each|any|some|no|our|their|your|its)\s+$",
+                         re.IGNORECASE)
+
+
+def _after_determiner(text: str, start: int) -> bool:
+    return bool(_DETERMINER.search(text[max(0, start - 12):start]))
 
 
 def _absorb_common_names(text: str, start: int, end: int) -> tuple[int, int]:
@@ -179,7 +221,7 @@ def _absorb_common_names(text: str, start: int, end: int) -> tuple[int, int]:
 
 def _name_word(word: str, kind: str) -> bool:
     lower = word.lower()
-    return kind in gazetteer().get(lower, "") and lower not in STOP_WORDS
+    return kind in gazetteer().get(lower, "") and lower not in STOP_WORDS and lower not in _CUE_WORDS
 
 
 def _run_score(text: str, start: int, end: int, words: list[str]) -> float:
@@ -189,8 +231,8 @@ def _run_score(text: str, start: int, end: int, words: list[str]) -> float:
         return 0.0
     known = [w for w in core if w in names or w.replace("’", "'") in names]
     initials = len(core) < len(words) and any(_INITIAL.fullmatch(w) for w in words)
-    if len(core) >= 2 and known or initials:
-        return LIKELY
+    if len(core) >= 2 and 2 * len(known) >= len(core) or initials:
+        return LIKELY  # half the words or more are known names: not a phrase of another language
     if len(core) == 1 and "g" in names.get(core[0], ""):
         return NAMED_ALONE
     if len(core) >= 2 and _AFTER_NAME.match(text[end:]):
@@ -226,46 +268,8 @@ def _proper_runs(text: str) -> list[tuple[int, int, list[str]]]:
 
 
 def _close(current: list[re.Match[str]], runs: list[tuple[int, int, list[str]]]) -> None:
-    while current and (current[-1].group(0).lower() in PARTICLES or _INITIAL.fullmatch(current[-1].group(0))):
+    while len(current) > 1 and (current[-1].group(0).lower() in PARTICLES or _INITIAL.fullmatch(current[-1].group(0))):
         current.pop()
     if current and len(current) <= 5:
         runs.append((current[0].start(), current[-1].end(), [m.group(0) for m in current]))
     current.clear()
-
-
-# ---------------------------------------------------------------- names the producer capitalised
-
-_MID_SENTENCE = re.compile(r"(?<![.!?:;|•\n\"“(\[])\s+$")
-CASED_NAME = 0.75  # a known name the producer capitalised mid-sentence: redacted
-
-
-def cased_names(typed: str, view_text: str) -> list[Hit]:
-    """Known names that are also common words (``Grace``, ``Bill``, ``Hope``), which the
-    case-folded view cannot tell from ``grace``, ``bill``, ``hope``: in mixed-case text the
-    producer's own capital in the middle of a sentence says it is a name. (The lower-case
-    twin of such a text therefore keeps the word: see docs/decisions.md.)"""
-    hits = []
-    for word in re.finditer(_NAME_WORD, typed):
-        value = word.group(0)
-        lower = value.lower()
-        if not _titlecase(value) or lower in STOP_WORDS or "g" not in gazetteer().get(lower, ""):
-            continue  # only a given name: "Red Cross", "Royal Mail" are capitalised too
-        if view_text[word.start()].isupper():
-            continue  # the view capitalised it already: analysed as a name there
-        if word.start() == 0 or not _MID_SENTENCE.search(typed[:word.start()]) or _in_titled_phrase(typed, word):
-            continue
-        hits.append(Hit("PERSON", word.start(), word.end(), CASED_NAME))
-    return hits
-
-
-def _titlecase(word: str) -> bool:
-    return word[:1].isupper() and word[1:] == word[1:].lower()
-
-
-def _in_titled_phrase(typed: str, word: re.Match[str]) -> bool:
-    """``Rose Lane Florist``, ``Christmas Eve``: a capitalised neighbour that is not a known
-    name makes the phrase a proper noun of another kind."""
-    after = re.match(r" (" + _NAME_WORD + r")", typed[word.end():])
-    before = re.search(r"(" + _NAME_WORD + r") $", typed[:word.start()])
-    neighbours = [m.group(1) for m in (after, before) if m]
-    return any(_titlecase(n) and n.lower() not in gazetteer() for n in neighbours)

@@ -96,7 +96,9 @@ def _phone(text: str, match: re.Match[str]) -> Hit | None:
     if not 7 <= len(digits) <= 15 or _DATE.fullmatch(body) or _dotted_quad(body):
         return None
     start, end = match.start(), match.end()
-    strong = body.startswith(("+", "00", "(")) or match.group("ext") is not None or "(" in body
+    # "00" dials abroad only with a country code and a full number after it (11 digits or more).
+    strong = (body.startswith(("+", "(")) or body.startswith("00") and len(digits) >= 11
+              or match.group("ext") is not None or "(" in body)
     cue = _phone_cue(text, start)
     if not phone_in_context(text, start, body):
         return None
@@ -121,8 +123,8 @@ def phone_in_context(text: str, start: int, value: str) -> bool:
     value = value.strip()
     if _DATE.fullmatch(value) or _NOT_A_PHONE.fullmatch(value):
         return False
-    before = words_before(text, start, 5)
-    near = 1 if value.startswith(("+", "00", "(")) else 3  # "+44 ..." is a phone unless labelled otherwise
+    before = words_before(text, start, 6)
+    near = 1 if value.startswith(("+", "(")) else 6  # "+44 ..." is a phone unless labelled otherwise
     business = [i for i, word in enumerate(before) if i >= len(before) - near and BUSINESS.found_in([word])]
     if not business:
         return True

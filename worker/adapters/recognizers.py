@@ -36,8 +36,7 @@ PHONE_REGIONS = ("US", "GB", "IE", "DE", "AT", "CH", "FR", "BE", "NL", "ES", "PT
                  "AR", "CO", "ZA", "NG", "KE", "GH", "EG", "AE", "SA", "IL", "TR")
 PHONE_VALIDATED_SCORE = 0.75  # a number valid for some region's plan (Presidio gives 0.4)
 IP_SCORE = 0.9  # a well-formed address ``ipaddress`` accepts (Presidio gives 0.6)
-NOT_AN_IP = Cues.of(["version", "ver", "v", "build", "release", "firmware", "sdk", "api", "rev", "revision",
-                     "patch", "update", "kb", "oid", "section", "chapter", "figure", "table", "step", "rule"])
+NOT_AN_IP = Cues.of(["version", "ver", "v", "build", "release", "firmware", "rev", "revision", "oid"])
 NATIONAL_ID = "NATIONAL_ID"
 
 # Languages, frameworks and products that spaCy sometimes tags as people ("prefers Kotlin").
@@ -316,10 +315,16 @@ def _keep(text: str, finding: Finding) -> bool:
     if finding.entity_type == "PERSON":
         return _person(value, announced=finding.recognizer == CUED)
     if finding.entity_type == "IP_ADDRESS":
-        return not NOT_AN_IP.found_in(words_before(text, finding.start, 2))
+        return not (NOT_AN_IP.found_in(words_before(text, finding.start, 1)) or _inside_dotted_run(text, finding))
     if finding.entity_type == "PHONE_NUMBER":
         return numbers.phone_in_context(text, finding.start, value)
     return True
+
+
+def _inside_dotted_run(text: str, finding: Finding) -> bool:
+    """``19618.1.15.11.14``: four of its parts read as an IPv4 address, the whole does not."""
+    before, after = text[max(0, finding.start - 2):finding.start], text[finding.end:finding.end + 2]
+    return bool(re.fullmatch(r"\d\.", before) or re.fullmatch(r"\.\d", after))
 
 
 def _person(value: str, *, announced: bool = False) -> bool:

@@ -25,7 +25,9 @@ STREET_TYPES = (
     "grove", "gardens", "gdns", "parkway", "pkwy", "highway", "hwy", "mews", "circle", "cir", "trail", "trl",
     "alley", "marg", "quay", "wharf", "esplanade", "parade", "promenade", "broadway", "expressway",
     "freeway", "turnpike", "pike", "glen", "hollow", "meadows", "orchard", "spur", "terr", "wynd", "brae",
-    "salai", "nagar", "chowk", "colony", "enclave", "cove", "boulevard", "plaza",
+    "salai", "nagar", "chowk", "colony", "enclave", "cove", "boulevard", "plaza", "row", "hill", "walk", "rise",
+    "vale", "green", "close", "circus", "embankment", "approach", "bypass", "causeway", "crossing", "ridge",
+    "heights", "landing", "glade", "dale", "mount",
 )
 # Words that come before the street's name ("rue", "calle", "ul."): the number follows the name.
 STREET_PREFIXES = (
@@ -44,7 +46,8 @@ STREET_SUFFIXES = (
     "gatan", "vägen", "väg", "gata", "gränd", "gade", "vej", "veien", "vegen", "gate", "gracht", "laan",
     "straat", "steenweg", "kade", "singel", "dreef", "plein", "markt", "dijk", "kaai", "plads", "torget",
     "torg", "tie", "katu", "kuja", "polku", "utca", "ulica", "cesta", "ulice", "náměstí", "gässli", "gässchen",
-    "caddesi", "cad.", "cd.", "sokak", "sokağı", "sk.", "bulvarı", "mahallesi", "mah.",
+    "caddesi", "cad.", "cd.", "sokak", "sokağı", "sk.", "bulvarı", "mahallesi", "mah.", "allé", "stræde",
+    "veg", "vei", "gränd", "backe", "stig", "tori", "dori", "jie", "lu", "xiang", "hutong", "marg", "salai",
 )
 BOXES = ("p.o. box", "p. o. box", "po box", "p.o.box", "pobox", "post office box", "postfach", "postbus",
          "caixa postal", "apartado postal", "apartado", "apdo.", "bp", "b.p.", "box", "private bag", "pmb",
@@ -117,6 +120,9 @@ _STRONG = [
 # Anchors that only count when address parts follow or precede them: a street without a
 # number (``Ngong Road, Kilimani``), a postcode (``..., Kolkata 700091``), an Indian layout.
 _WEAK = [
+    # Route 9 / RR 2 / County Road 12 (rural routes)
+    re.compile(r"(?<![\w])(?:rural route|county road|state route|route|rte|rr|hwy|highway|farm road|fm)\s+\d+"
+               r"(?![\w])", re.IGNORECASE),
     re.compile(rf"(?<![\w]){_STREET_NAME}(?:{_STREET_TYPE_RE})(?![\w]){_DIRECTION}", re.IGNORECASE),
     re.compile(r"(?<![\w])\d+(?:st|nd|rd|th)\s+(?:main|cross|block|stage|phase|sector|avenue|street|road)"
                r"(?:\s+road)?(?![\w])", re.IGNORECASE),
@@ -226,9 +232,16 @@ def _postcode_start(part: str) -> bool:
     return bool(_POSTCODE.match(part)) or first.lower().strip(".") in REGION_WORDS
 
 
+_UNIT_BEFORE = re.compile(
+    r"(?:^|(?<=\s))(?:unit|apt\.?|apartment|flat|suite|ste\.?|room|office|#)\s*[\w\-/]*\d[\w\-/]*,?\s+$", re.IGNORECASE)
+
+
 def _extend_left(text: str, start: int, *, general: bool) -> int:
-    """Units and buildings before a street line (``Flat 4, 27 Hollybush Lane``); before a weak
-    anchor, any address part (``Salt Lake Sector V, Kolkata 700091``)."""
+    """Units and buildings before a street line (``Flat 4, 27 Hollybush Lane``, ``Apt 5B 221
+    Baker St``); before a weak anchor, any address part (``Salt Lake Sector V, Kolkata 700091``)."""
+    unit = _UNIT_BEFORE.search(text[max(0, start - 30):start])
+    if unit is not None:
+        start = start - (len(text[max(0, start - 30):start]) - unit.start())
     if general:
         own = re.search(r"[^,|;·•\n:]*$", text[:start]).group(0)
         taken = _address_suffix(own)

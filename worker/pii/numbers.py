@@ -69,7 +69,7 @@ CRYPTO_CUES = Cues.of([
 
 _SEP = r"[ .\-]"
 _PHONE = re.compile(
-    r"(?<![\w+@/\\.\-])"
+    r"(?<![\w+@/\\\-])(?<![\w.]\.(?=\d))"
     r"(?P<body>(?:(?:\+|00)\d{1,3}[ .\-]?)?(?:\(\d{1,5}\)[ .\-]?)?\d(?:\d|[ .\-](?=\d)|[ .\-]?\((?=\d)|\)[ .\-]?(?=\d)){5,22}\d)"
     r"(?P<ext>\s*(?:x|ext\.?|extension|#)\s*\d{1,6})?"
     r"(?![\w@]|[.\-/:]\d)"
@@ -104,12 +104,16 @@ def _phone(text: str, match: re.Match[str]) -> Hit | None:
         return None
     if cue or strong:
         return Hit("PHONE_NUMBER", start, end, LIKELY)
-    grouped = re.search(_SEP, body) is not None
-    if grouped and len(digits) >= 9 or len(digits) in (10, 11) and digits[0] == "0":
-        return Hit("PHONE_NUMBER", start, end, UNCERTAIN)
-    if len(digits) >= 10:
-        return Hit("PHONE_NUMBER", start, end, UNCERTAIN)
-    return None
+    if _phone_grouping(body) and len(digits) >= 9:
+        return Hit("PHONE_NUMBER", start, end, UNCERTAIN)  # grouped like a phone number, nothing says so
+    return None  # a bare run of digits with no phone word is as likely an order or account number
+
+
+def _phone_grouping(body: str) -> bool:
+    """Digits in the groups phone numbers are written in (``415 555 0132``, ``06 12 34 56 78``,
+    ``0917-555-2841``): three or more groups, none longer than five digits."""
+    groups = re.findall(r"\d+", body)
+    return len(groups) >= 3 and all(len(g) <= 5 for g in groups[1:])
 
 
 # Cue words that count only right before the number ("reach me at", "m: ", "number 0917...").
@@ -124,12 +128,10 @@ def phone_in_context(text: str, start: int, value: str) -> bool:
     if _DATE.fullmatch(value) or _NOT_A_PHONE.fullmatch(value):
         return False
     before = words_before(text, start, 6)
-    near = 1 if value.startswith(("+", "(")) else 6  # "+44 ..." is a phone unless labelled otherwise
-    business = [i for i, word in enumerate(before) if i >= len(before) - near and BUSINESS.found_in([word])]
-    if not business:
+    near = 1 if value.startswith(("+", "(")) else 6  # "+44 ..." is a phone unless labelled right before it
+    if not BUSINESS.found_in(before[-near:]):
         return True
-    strong = [i for i, word in enumerate(before) if word in PHONE_CUES.words - _WEAK_PHONE]
-    return bool(strong) and max(strong) > max(business)
+    return any(word in PHONE_CUES.words - _WEAK_PHONE for word in before)  # a phone word anywhere near wins
 
 
 # Shapes phone-number parsers accept that are something else: versions with a one-digit
@@ -160,7 +162,7 @@ def _dotted_quad(body: str) -> bool:
 
 # ---------------------------------------------------------------- payment cards
 
-_CARD = re.compile(r"(?<![\w.\-/:])\d(?:\d|[ \-](?=\d)){11,22}(?![\w]|[.\-/:]\d)")
+_CARD = re.compile(r"(?<![\w.\-/])\d(?:\d|[ \-](?=\d)){11,22}(?![\w]|[.\-/:]\d)")
 _CARD_GROUPS = {(4, 4, 4, 4), (4, 6, 5), (4, 6, 4), (4, 4, 4, 4, 3), (4, 4, 4, 2), (4, 4, 4, 3), (4, 4, 4, 1),
                 (4, 4, 4), (4, 4, 5), (4, 4, 4, 4, 2), (4, 4, 4, 4, 1), (6, 13), (4, 4, 4, 6), (4, 4, 4, 5)}
 
@@ -208,8 +210,8 @@ def _card_score(text: str, start: int, raw: str, digits: str) -> float:
         return CERTAIN
     if cue and (network or luhn_valid(digits)):
         return LIKELY if luhn_valid(digits) else UNCERTAIN
-    if card_shaped and (len(groups) > 1 or len(digits) == 16):
-        return UNCERTAIN  # shaped like a card, check digit wrong: a mistyped card is still a card
+    if card_shaped and len(groups) > 1:
+        return UNCERTAIN  # grouped like a card, check digit wrong: a mistyped card is still a card
     return 0.0
 
 
@@ -220,7 +222,7 @@ ad ae al at az ba be bg bh br by ch cr cy cz de dk do ee eg es fi fo fr gb ge gi
 kw kz lb lc li lt lu lv ly md me mk mr mt mu nl no pk pl ps pt qa ro rs ru sa sc sd se si sk sm so st sv tl tn tr
 ua va vg xk ye
 """.split())
-_IBAN = re.compile(r"(?<![\w\-./:=])[a-z]{2}\d{2}(?:[ \-]?[a-z0-9]{4}){2,7}(?:[ \-]?[a-z0-9]{1,3})?(?![\w])", re.IGNORECASE)
+_IBAN = re.compile(r"(?<![\w\-./])[a-z]{2}\d{2}(?:[ \-]?[a-z0-9]{4}){2,7}(?:[ \-]?[a-z0-9]{1,3})?(?![\w])", re.IGNORECASE)
 
 
 def ibans(text: str) -> list[Hit]:
@@ -285,7 +287,12 @@ ID_KEYWORDS: dict[str, str] = {
         "medicare", "medicare number", "ird", "ird number", "hkid", "my number", "mynumber", "rrn",
         "resident registration", "emirates id", "iqama", "nid", "cnic", "ktp", "nik", "philsys", "sss", "umid",
         "ghana card", "bvn", "sa id", "id no", "id#", "identification number", "alien number", "a-number",
-        "green card", "work permit", "visa number", "residence permit", "permit number",
+        "green card", "work permit", "visa number", "residence permit", "permit number", "rut", "cuil",
+        "cuit", "mykad", "ppsn", "pps number", "pps no", "ahv", "ahv-nr", "avs", "numéro fiscal", "rodné číslo",
+        "id no.", "id nr", "id-nr", "ausweisnummer", "personalausweisnummer", "dni nº", "nº dni",
+        "passport #", "licence #", "license #", "identity document", "id document", "document number",
+        "documento", "documento de identidad", "carte d'identité", "numéro d'identité", "sozialversicherungsnummer",
+        "svnr", "steueridentifikationsnummer", "national id number", "tax identification number",
     ], "NATIONAL_ID"),
 }
 _CONNECTORS = frozenset({"number", "numbers", "no", "nr", "num", "n°", "nº", "#", "is", "es", "è", "é", "ist",
@@ -382,17 +389,15 @@ def _is_ip(value: str) -> bool:
 
 # ---------------------------------------------------------------- national numbers by their shape
 
-# Formats distinctive enough to stand alone. Presidio's recognizers confirm the checksummed
-# ones (a valid one scores 1.0); a failed or unknown check keeps the shape's score here.
+# Formats distinctive enough to stand alone (an SKU can look like a PAN or a DNI; nothing looks
+# like a codice fiscale). Presidio's recognizers confirm the checksummed formats (a valid one
+# scores 1.0) and the identifier finder takes any format its name announces.
 _ID_SHAPES = [
     (re.compile(r"(?<![\w])[a-z]{6}\d{2}[a-z]\d{2}[a-z]\d{3}[a-z](?![\w])", re.I), LIKELY),      # codice fiscale
     (re.compile(r"(?<![\w])[a-z]{4}\d{6}[hm][a-z]{5}[a-z0-9]\d(?![\w])", re.I), LIKELY),         # CURP
     (re.compile(r"(?<![\w.])\d{3}\.\d{3}\.\d{3}-\d{2}(?![\w])"), LIKELY),                       # CPF
-    (re.compile(r"(?<![\w])[a-z]{5}\d{4}[a-z](?![\w])", re.I), UNCERTAIN),                         # PAN
-    (re.compile(r"(?<![\w\-])\d{8}-?[a-z](?![\w\-])", re.I), UNCERTAIN),                            # DNI
-    (re.compile(r"(?<![\w])[xyz]-?\d{7}-?[a-z](?![\w])", re.I), UNCERTAIN),                         # NIE
-    (re.compile(r"(?<![\w])[stfgm]\d{7}[a-z](?![\w])", re.I), UNCERTAIN),                           # NRIC / FIN
-    (re.compile(r"(?<![\w])[a-ceghj-pr-tw-z]{2} ?\d{2} ?\d{2} ?\d{2} ?[a-d](?![\w])", re.I), UNCERTAIN),  # NINO
+    # spaced like a UK National Insurance number (AB 12 34 56 C): the spacing is its own
+    (re.compile(r"(?<![\w])[a-ceghj-pr-tw-z]{2} \d{2} \d{2} \d{2} [a-d](?![\w])", re.I), LIKELY),
 ]
 
 

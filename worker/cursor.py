@@ -8,7 +8,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from worker.errors import FieldIssue
+from worker.errors import FieldIssue, ValidationFailed
 
 
 def encode_cursor(row: Any) -> str:
@@ -29,3 +29,24 @@ def decode_cursor(cursor: str | None, issues: list[FieldIssue]) -> tuple[datetim
     except (ValueError, TypeError):
         issues.append(FieldIssue("cursor", "is not a cursor this service returned"))
         return None, None
+
+
+def page_start(limit: int, limit_max: int, cursor: str | None,
+               issues: list[FieldIssue] | None = None) -> tuple[datetime | None, str | None]:
+    """Check a page request (``limit`` in 1..``limit_max``, a cursor of ours) together with
+    the caller's own ``issues``; raise ``ValidationFailed`` naming every bad field, or return
+    where the page starts."""
+    issues = list(issues or [])
+    if not 1 <= limit <= limit_max:
+        issues.append(FieldIssue("limit", f"must be between 1 and {limit_max}"))
+    after = decode_cursor(cursor, issues)
+    if issues:
+        raise ValidationFailed(issues)
+    return after
+
+
+def page(rows: list[Any], limit: int, view: Any) -> dict[str, Any]:
+    """``{"items", "next_cursor"}`` from ``limit + 1`` rows read in page order."""
+    more = len(rows) > limit
+    return {"items": [view(row) for row in rows[:limit]],
+            "next_cursor": encode_cursor(rows[limit - 1]) if more else None}

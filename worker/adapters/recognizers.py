@@ -24,11 +24,12 @@ from presidio_analyzer.predefined_recognizers import (CryptoRecognizer, EmailRec
                                                       SgFinRecognizer, SpacyRecognizer, UkNinoRecognizer,
                                                       UsItinRecognizer, UsSsnRecognizer)
 
-from worker.pii import addresses, names, numbers
+from worker.pii import addresses, identifiers, names, numbers
 from worker.pii.casing import View
-from worker.pii.lexicon import capitalised_share, gazetteer, places
 from worker.pii.context import Cues, words_before
+from worker.pii.lexicon import capitalised_share, gazetteer, places
 from worker.pii.policy import Finding
+from worker.pii.vocab import BRANDS, CALENDAR_WORDS, NOT_A_PERSON
 
 # Regions whose numbering plans ``phonenumbers`` checks a number without "+" against.
 PHONE_REGIONS = ("US", "GB", "IE", "DE", "AT", "CH", "FR", "BE", "NL", "ES", "PT", "IT", "PL", "SE", "NO", "DK",
@@ -38,95 +39,15 @@ PHONE_VALIDATED_SCORE = 0.75  # a number valid for some region's plan (Presidio 
 IP_SCORE = 0.9  # a well-formed address ``ipaddress`` accepts (Presidio gives 0.6)
 NOT_AN_IP = Cues.of(["version", "ver", "v", "build", "release", "firmware", "rev", "revision", "oid"])
 NATIONAL_ID = "NATIONAL_ID"
+# Recognizers refinement asks about by name.
+SPACY = "SpacyRecognizer"
+CUED = "IbexNameCueRecognizer"
+NAMED_ID = "IbexNamedIdRecognizer"
+_NUMBER_TYPES = frozenset({"PHONE_NUMBER", "CREDIT_CARD", "US_SSN", "US_ITIN", NATIONAL_ID})
 
-# Languages, frameworks and products that spaCy sometimes tags as people ("prefers Kotlin").
-NOT_A_PERSON = frozenset("""
-ada agda alexa algol android angular ansible apl apache arduino assembly atlas aurora awk azure bash basic
-blazor bootstrap c cassandra chef ckan clojure cobol coffeescript cordova cortana crystal csharp cuda d dart
-debian delphi deno django docker drupal elasticsearch electron elixir elm ember erlang excel express fastapi
-figma firebase flask flutter fortran gatsby gemini gerrit git gleam go golang grafana gradle groovy hack
-hadoop haskell haxe helm heroku hive idris ionic java javascript jenkins jira julia jupyter kafka keras
-kibana kotlin kubernetes laravel linux lisp logstash lua mariadb matlab maven mercurial mojo mongo mongodb
-mysql neovim nest netlify next nginx nim node nomad notion nuxt ocaml octave odin oracle outlook pandas
-pascal perl phoenix php podman pony postgres postgresql powershell prolog prometheus puppet purescript
-pytest python pytorch qt quarkus racket rails raku react reason redis rexx rollup ruby rust sas sass scala
-scheme scratch selenium sentry siri slack solidity spark spring sql sqlite svelte swift symfony tableau tcl
-tensorflow terraform trello typescript ubuntu unity vagrant vala vault vercel verilog vhdl vim vue wasm
-webpack windows wordpress xcode yarn zendesk zig zoom
-""".split())
-# Companies and products named after people, which read as names: not a person.
-BRANDS = frozenset(line.strip() for line in """
-ben & jerry's
-dolce & gabbana
-ernst & young
-goldman sachs
-johnson & johnson
-lehman brothers
-marks & spencer
-merrill lynch
-morgan stanley
-procter & gamble
-rolls royce
-rolls-royce
-tim hortons
-trader joe's
-wells fargo
-calvin klein
-hugo boss
-louis vuitton
-ralph lauren
-tommy hilfiger
-estée lauder
-mercedes benz
-mercedes-benz
-harley davidson
-harley-davidson
-ford
-tesla
-ferrari
-porsche
-lamborghini
-dyson
-heinz
-kellogg's
-getty
-disney
-boeing
-siemens
-philips
-bosch
-nestlé
-cadbury
-mcdonald's
-wendy's
-dell
-hewlett packard
-paypal
-unionpay
-salesforce
-dialogflow
-okta
-watson
-alexa
-siri
-cortana
-bixby
-jarvis
-firefox
-safari
-chrome
-earl grey
-granny smith
-caesar
-margherita
-""".strip().splitlines())
 # Names of identifiers and payment words that label a value ("NIE", "IBAN", "Amex"): not people.
-_LABEL_WORDS = frozenset({*numbers.ID_KEYWORDS, *numbers.CARD_CUES.words, "iban", "bic", "swift", "sepa", "bizum"})
-CALENDAR_WORDS = frozenset("""
-january february march april may june july august september october november december jan feb mar apr jun jul
-aug sep sept oct nov dec monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur
-thurs fri sat sun christmas easter ramadan diwali eid hanukkah thanksgiving halloween
-""".split())
+_LABEL_WORDS = frozenset({*identifiers.ID_KEYWORDS, *numbers.CARD_CUES.words, "iban", "bic", "swift", "sepa",
+                          "bizum"})
 _ID_LIKE = re.compile(r"[\d@_/\\=]|\w-\w*\d")
 
 
@@ -231,18 +152,19 @@ def _upper_cased(recognizer_class: type) -> type:
 def build_registry(nlp_engine: Any) -> RecognizerRegistry:
     registry = RecognizerRegistry(supported_languages=["en"])
     for recognizer in (
-        NameTrimmingSpacyRecognizer(name=SPACY), AnyDomainEmailRecognizer(), ValidatedPhoneRecognizer(supported_regions=PHONE_REGIONS),
+        NameTrimmingSpacyRecognizer(name=SPACY), AnyDomainEmailRecognizer(),
+        ValidatedPhoneRecognizer(supported_regions=PHONE_REGIONS),
         IbanRecognizer(), UsSsnRecognizer(), UsItinRecognizer(), CryptoRecognizer(), CheckedIpRecognizer(),
         *(_upper_cased(cls)(supported_entity=NATIONAL_ID) for cls in (
             UkNinoRecognizer, InPanRecognizer, ItFiscalCodeRecognizer, EsNifRecognizer, EsNieRecognizer,
             SgFinRecognizer)),
         FunctionRecognizer("IbexIpv6PortRecognizer", ["IP_ADDRESS"], numbers.ipv6_with_port),
-        FunctionRecognizer("IbexIdShapeRecognizer", [NATIONAL_ID], numbers.id_shapes),
+        FunctionRecognizer("IbexIdShapeRecognizer", [NATIONAL_ID], identifiers.id_shapes),
         FunctionRecognizer("IbexPhoneRecognizer", ["PHONE_NUMBER"], numbers.phones),
         FunctionRecognizer("IbexCardRecognizer", ["CREDIT_CARD"], numbers.cards),
         FunctionRecognizer("IbexIbanRecognizer", ["IBAN_CODE"], numbers.ibans),
         FunctionRecognizer("IbexWalletRecognizer", ["CRYPTO"], numbers.wallets),
-        FunctionRecognizer(NAMED_ID, ["US_SSN", "US_ITIN", NATIONAL_ID], numbers.named_ids),
+        FunctionRecognizer(NAMED_ID, ["US_SSN", "US_ITIN", NATIONAL_ID], identifiers.named_ids),
         FunctionRecognizer("IbexAddressRecognizer", ["STREET_ADDRESS"], addresses.addresses),
         FunctionRecognizer(CUED, ["PERSON"], names.cued_names),
         FunctionRecognizer("IbexKnownNameRecognizer", ["PERSON"], names.known_names, with_entities=True),
@@ -263,16 +185,12 @@ def refine(view: View, findings: list[Finding]) -> list[Finding]:
             or _corroborated(view.text, f, people)]
 
 
-SPACY = "SpacyRecognizer"
-CUED = "IbexNameCueRecognizer"
-NAMED_ID = "IbexNamedIdRecognizer"
-_NUMBER_TYPES = frozenset({"PHONE_NUMBER", "CREDIT_CARD", "US_SSN", "US_ITIN", NATIONAL_ID})
-
-
 def _inside_named_id(finding: Finding, named: list[Finding]) -> bool:
     """"NHS number 943 476 5919" is an NHS number, whatever else its digits could be."""
     return finding.entity_type in _NUMBER_TYPES and any(
         n.start <= finding.start and finding.end <= n.end for n in named)
+
+
 _NOT_NAME_EDGE = re.compile(r"\S*[\d@_/\\=]\S*")
 
 

@@ -24,7 +24,7 @@ import structlog
 from sqlalchemy import bindparam, text
 from sqlalchemy.dialects.postgresql import ARRAY, TEXT
 
-from worker.cursor import decode_cursor, encode_cursor
+from worker.cursor import page, page_start
 from worker.db import tenant_tx
 from worker.errors import FieldIssue, IbexError, ValidationFailed
 from worker.escalations import apply as applying
@@ -75,18 +75,12 @@ def list_escalations(engine: Any, org_id: str, status: str | None = None, limit:
     issues = []
     if status is not None and status not in STATUSES:
         issues.append(FieldIssue("status", f"must be one of {', '.join(STATUSES)}"))
-    if not 1 <= limit <= LIST_LIMIT_MAX:
-        issues.append(FieldIssue("limit", f"must be between 1 and {LIST_LIMIT_MAX}"))
-    after = decode_cursor(cursor, issues)
-    if issues:
-        raise ValidationFailed(issues)
+    after = page_start(limit, LIST_LIMIT_MAX, cursor, issues)
     with tenant_tx(engine, org_id) as conn:
         rows = conn.execute(_LIST, {"org_id": org_id, "status": status, "limit": limit + 1,
                                     "agent_ids": None if agent_ids is None else list(agent_ids),
                                     "after_at": after[0], "after_id": after[1]}).all()
-    items = [view(row) for row in rows[:limit]]
-    more = len(rows) > limit
-    return {"items": items, "next_cursor": encode_cursor(rows[limit - 1]) if more else None}
+    return page(rows, limit, view)
 
 
 def get_escalation(engine: Any, org_id: str, escalation_id: str,

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from worker.pii.lexicon import is_common, places
 from worker.pii.numbers import LIKELY, Hit
 
 _W = r"[^\W\d_][\w'’.\-]*"  # a word (letters first; may hold digits, dots, hyphens)
@@ -99,7 +100,8 @@ _STREET_NAME = rf"(?:(?:{_W}|\d+(?:st|nd|rd|th))\s+){{1,4}}"
 # Anchors that are addresses by themselves: a street line with its number, a box.
 _STRONG = [
     # 221b Baker Street / 3150 N Lake Shore Dr / 2118 W 4th Ave / 1205 - 88 Harbour St
-    re.compile(rf"(?<![\w\-/])(?:(?:no\.?|nº|n°|#)\s*)?{_NUM}(?:\s*-\s*\d+)?,?\s+{_STREET_NAME}(?:{_STREET_TYPE_RE})(?![\w]){_DIRECTION}",
+    re.compile(rf"(?<![\w\-/])(?:(?:no\.?|nº|n°|#)\s*)?{_NUM}(?:\s*-\s*\d+)?,?\s+{_STREET_NAME}"
+               rf"(?:{_STREET_TYPE_RE})(?![\w]){_DIRECTION}",
                re.IGNORECASE),
     # 12 rue des Martyrs / 27 allée des Tilleuls ("via" is English too: only before a name)
     re.compile(rf"(?<![\w\-/])(?!\d{{4}}-\d\d-\d\d){_NUM},?\s+(?:{_PREFIX_RE})\s+(?:{_W}\s+){{0,3}}{_W}",
@@ -128,9 +130,11 @@ _WEAK = [
                r"(?:\s+road)?(?![\w])", re.IGNORECASE),
     re.compile(r"(?<![\w])(?:sector|phase|pocket|block)\s+\d+[a-z]?(?![\w])", re.IGNORECASE),
     re.compile(r"(?<![\w])(?:[a-z]{1,2}\d[a-z\d]?\s\d[a-z]{2}|[a-z]\d[a-z]\s\d[a-z]\d|[a-z]\d{2}\s[a-z\d]{4}|"
-               rf"\d{{4}}\s(?!{_SHORT_WORDS})[a-z]{{2}}|(?:{_US_STATES})\s\d{{5}}(?:-\d{{4}})?)(?![\w])", re.IGNORECASE),
+               rf"\d{{4}}\s(?!{_SHORT_WORDS})[a-z]{{2}}|(?:{_US_STATES})\s\d{{5}}(?:-\d{{4}})?)(?![\w])",
+               re.IGNORECASE),
     # Kolkata 700091 / São Paulo 01426-001: a place name (capitalised in the view) and a postcode
-    re.compile(r"(?<![\w])[A-ZÀ-Þ][^\W\d_]+\s+(?:\d{6}|\d{5}-\d{3}|\d{4}-\d{3}|\d{3}-\d{4}|\d{2}-\d{3})(?![\w\-])"),
+    re.compile(r"(?<![\w])(?P<place>[^\W\d_]+)\s+(?:\d{6}|\d{5}-\d{3}|\d{4}-\d{3}|\d{3}-\d{4}|\d{2}-\d{3})"
+               r"(?![\w\-])"),
 ]
 _UNIT_RE = re.compile(
     rf"^(?:(?:{'|'.join(sorted((re.escape(u) for u in UNITS), key=len, reverse=True))})\s*[:#]?\s*[\w\-/]+|"
@@ -152,6 +156,10 @@ def addresses(text: str) -> list[Hit]:
                 spans.append(_extend(text, match.start(), match.end(), weak=False) or (match.start(), match.end()))
     for anchor in _WEAK:
         for match in anchor.finditer(text):
+            place = match.group("place").lower() if "place" in anchor.groupindex else None
+            if place is not None and place not in places() and (is_common(place)
+                                                                 or not match.group("place")[0].isupper()):
+                continue  # "Run 2024-117": a common word is no place, whatever its case
             span = _extend(text, match.start(), match.end(), weak=True)
             if span is not None and _plausible_anchor(match.group(0)):
                 spans.append(span)
@@ -159,9 +167,22 @@ def addresses(text: str) -> list[Hit]:
 
 
 def _plausible_anchor(value: str) -> bool:
-    """``5 hour drive``, ``3 dogs at the park`` are prose, not streets."""
+    """``5 hour drive``, ``3 miles along the river walk`` are prose, not streets: a quantity
+    after the number, or an English function word in the street's name."""
     words = [w.strip(".,").lower() for w in value.split()]
-    return not any(w in _FUNCTION_WORDS and w not in _NOT_PROSE for w in words)
+    if len(words) > 1 and words[0][:1].isdigit() and words[1] in _QUANTITIES:
+        return False
+    return not any(w in _FUNCTION_WORDS and (w not in _NOT_PROSE or w in _ENGLISH_JOINERS) for w in words)
+
+
+# Units that make "<number> <unit> ..." a quantity, not a house number.
+_QUANTITIES = frozenset("""
+second seconds sec secs minute minutes min mins hour hours hr hrs h day days week weeks wk month months year years
+yr yrs mile miles mi km kms kilometre kilometres kilometer kilometers metre metres meter meters m cm mm foot feet ft
+inch inches lb lbs kg kgs g gram grams ton tons times people person persons users items pcs pieces units steps
+lane lanes floor floors storey storeys point points percent pct % x
+""".split())
+_ENGLISH_JOINERS = frozenset({"the", "of", "and", "at", "on", "in", "to"})
 
 
 def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -180,8 +201,9 @@ def _extend(text: str, start: int, end: int, *, weak: bool) -> tuple[int, int] |
     within = _extend_within_part(text, end)
     right = _extend_right(text, within)
     left = _extend_left(text, start, general=weak)
-    if weak and right == within and left == start:
-        return None
+    own_part = re.search(r"[^,|;·•\n:]*$", text[:start]).group(0)
+    if weak and right == within and left >= start - len(own_part):
+        return None  # nothing beyond the anchor's own part: a street or postcode named in passing
     return left, right
 
 

@@ -25,14 +25,6 @@ def words_before(text: str, start: int, count: int = 4) -> list[str]:
     return [t.lower().rstrip(".") for t in _TOKEN.findall(window)][-count:]
 
 
-def words_after(text: str, end: int, count: int = 2) -> list[str]:
-    window = text[end:end + 60]
-    match = _CLAUSE_BREAK.search(window)
-    if match:
-        window = window[:match.start()]
-    return [t.lower().rstrip(".") for t in _TOKEN.findall(window)][:count]
-
-
 @dataclass(frozen=True)
 class Cues:
     """Single words and multi-word phrases, matched against the words before a span."""

@@ -26,26 +26,22 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from worker.errors import FieldIssue, PermanentError, TransientError
+from worker.errors import FieldIssue, TransientError, ValidationFailed
 from worker.pipeline.context import WriteContext
 
 # Fields that identify or classify a memory: personal data there is refused, not redacted.
 REFUSED_FIELDS = ("source", "category")
 
 
-class PiiInField(PermanentError):
+class PiiInField(ValidationFailed):
     """Personal data in a field that must not hold it: a label, the category, the source or
     a metadata key. Names the field and the entity type, never the value."""
 
     code = "PII_IN_FIELD"
 
     def __init__(self, issues: list[FieldIssue]) -> None:
-        fields = ", ".join(sorted({issue.field for issue in issues}))
-        super().__init__(f"personal data in a field that must not hold it: {fields}")
-        self.issues = issues
-
-    def as_dict(self) -> dict[str, object]:
-        return {**super().as_dict(), "details": [issue.as_dict() for issue in self.issues]}
+        super().__init__(issues)
+        self.message = "personal data in a field that must not hold it: " + self.message.split(": ", 1)[1]
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,128 @@
+"""The PII stage's own finders, as pure functions over the analysed view (no model): the
+case- and spacing-free view, numbers by shape, checksum and context, postal addresses, and
+names announced by their context."""
+
+from __future__ import annotations
+
+import pytest
+
+from worker.pii import addresses, identifiers, names, numbers
+from worker.pii.casing import canonical_view
+from worker.pii.checksums import iban_valid, luhn_valid, nhs_valid, verhoeff_valid
+
+
+def _found(finder, text):
+    view = canonical_view(text).text
+    return [(hit.entity_type, view[hit.start:hit.end], hit.score) for hit in finder(view)]
+
+
+def test_the_view_depends_only_on_the_folded_text_and_keeps_one_character_per_character():
+    texts = ["The customer renews the Atlas contract every September.",
+             "THE CUSTOMER RENEWS THE ATLAS CONTRACT EVERY SEPTEMBER.",
+             "the   customer renews\tthe atlas contract every september."]
+    views = [canonical_view(t) for t in texts]
+    assert len({v.text for v in views}) == 1
+    assert views[0].text == "The customer renews the Atlas contract every September."
+    view = views[2]
+    start = view.text.index("Atlas")
+    assert texts[2][slice(*view.to_original(start, start + 5))] == "atlas"
+
+
+def test_the_view_capitalises_names_initials_and_titles_and_leaves_ids_as_typed():
+    view = canonical_view("talked to priya natarajan and j. r. okonkwo; dr. young owns org-761f7bd65466").text
+    assert view == "Talked to Priya Natarajan and J. R. Okonkwo; Dr. Young owns org-761f7bd65466"
+
+
+def test_check_digits():
+    assert luhn_valid("4111111111111111") and not luhn_valid("4111111111111112")
+    assert iban_valid("DE89370400440532013000") and not iban_valid("DE89370400440532013001")
+    assert verhoeff_valid("234123412346") and not verhoeff_valid("234123412345")
+    assert nhs_valid("9434765919") and not nhs_valid("9434765918")
+
+
+@pytest.mark.parametrize("text, value, score", [
+    ("call me on 0917 555 2841 tomorrow", "0917 555 2841", numbers.LIKELY),
+    ("reach her at +44 (0) 20 7946 0958 ext. 12", "+44 (0) 20 7946 0958 ext. 12", numbers.LIKELY),
+    ("it was 415 555 0132 again", "415 555 0132", numbers.UNCERTAIN),
+    ("whatsapp two one two, five five five, zero one four six", "two one two, five five five, zero one four six",
+     numbers.LIKELY),
+])
+def test_phone_numbers_by_context_and_grouping(text, value, score):
+    assert ("PHONE_NUMBER", value.lower(), score) in [(k, v.lower(), s) for k, v, s in _found(numbers.phones, text)]
+
+
+@pytest.mark.parametrize("text", [
+    "order 4412098831 shipped", "released on 2024-03-14", "Chrome 124.0.6367.91 renders it",
+    "ISBN 978-3-16-148410-0 and 0-306-40615-2", "invoice 2024-000417 is paid", "RGB 30/144/255",
+])
+def test_business_numbers_dates_versions_and_isbns_are_not_phone_numbers(text):
+    assert _found(numbers.phones, text) == []
+
+
+def test_cards_certain_by_check_digit_uncertain_when_mistyped_and_ignored_when_ungrouped_and_unannounced():
+    assert _found(numbers.cards, "paid with 4111 1111 1111 1111") == [
+        ("CREDIT_CARD", "4111 1111 1111 1111", numbers.CERTAIN)]
+    assert _found(numbers.cards, "it was 4111 1111 1111 1112") == [
+        ("CREDIT_CARD", "4111 1111 1111 1112", numbers.UNCERTAIN)]
+    assert _found(numbers.cards, "visa 4111111111111112") == [("CREDIT_CARD", "4111111111111112", numbers.UNCERTAIN)]
+    assert _found(numbers.cards, "reference 4111111111111112") == []
+
+
+def test_an_iban_with_a_wrong_check_digit_is_uncertain_and_an_unknown_country_is_not_an_iban():
+    assert _found(numbers.ibans, "IBAN DE89 3704 0044 0532 0130 01") == [
+        ("IBAN_CODE", "de89 3704 0044 0532 0130 01", numbers.UNCERTAIN)]
+    assert _found(numbers.ibans, "reference RF18 5390 0754 7034") == []
+
+
+@pytest.mark.parametrize("text, value, kind", [
+    ("NHS number 943 476 5919", "943 476 5919", "NATIONAL_ID"),
+    ("mi DNI es 48392017-V y el pasaporte", "48392017-v", "NATIONAL_ID"),
+    ("NI number: AB 12 34 56 C today", "ab 12 34 56 c", "NATIONAL_ID"),
+    ("Passport (DE): C7RT1WN94 for", "c7rt1wn94", "NATIONAL_ID"),
+    ("SSN: 287 65 1043", "287 65 1043", "US_SSN"),
+])
+def test_an_identifier_announced_by_its_name_is_found_in_many_languages(text, value, kind):
+    assert (kind, value, numbers.NAMED) in [(k, v.lower(), s) for k, v, s in _found(identifiers.named_ids, text)]
+
+
+def test_wallets_by_shape_and_an_ipv6_address_written_with_a_port():
+    assert _found(numbers.wallets, "send to 0x71c9a4e3b2d06f58e1a9c7b34d20f6e8a5c19b3d") == [
+        ("CRYPTO", "0x71c9a4e3b2d06f58e1a9c7b34d20f6e8a5c19b3d", numbers.CERTAIN)]
+    assert _found(numbers.ipv6_with_port, "from 2001:db8:4006:812::200e:44321 at") == [
+        ("IP_ADDRESS", "2001:db8:4006:812::200e", numbers.LIKELY)]
+
+
+@pytest.mark.parametrize("text, value", [
+    ("Ship it to 12 Elm St, Somerville, MA 02143 not the office", "12 elm St, Somerville, Ma 02143"),
+    ("Ewa, ul. Piotrkowska 120 lok. 4, 90-006 Łódź", "ul. Piotrkowska 120 lok. 4, 90-006 Łódź"),
+    ("Flat 4, 27 Hollybush Lane, Leeds LS6 2QJ", "Flat 4, 27 Hollybush lane, Leeds ls6 2qj"),
+    ("Postfach 210, 3000 Bern 7", "Postfach 210, 3000 Bern 7"),
+    ("3-12-8 Jingumae, Shibuya-ku, Tokyo 150-0001", "3-12-8 Jingumae, Shibuya-Ku, Tokyo 150-0001"),
+])
+def test_postal_addresses_from_the_street_line_to_the_postcode(text, value):
+    assert [v.lower() for _, v, _ in _found(addresses.addresses, text)] == [value.lower()]
+
+
+@pytest.mark.parametrize("text", [
+    "It is a 5 hour drive to the coast.", "We walked 3 miles along the river walk.",
+    "Version 10.0.22631.3296 of Windows 11 fixes the driver.", "Run 2024-117, sample count 96, plate layout B.",
+])
+def test_prose_with_numbers_is_not_an_address(text):
+    assert _found(addresses.addresses, text) == []
+
+
+@pytest.mark.parametrize("text, value", [
+    ("Hi Amara, thanks for the update.", "Amara"),
+    ("my son's name is Keoni and he is five", "Keoni"),
+    ("Regards, Tomasz", "Tomasz"),
+    ("Name: Zeynep Çelik | City: Istanbul", "Zeynep Çelik"),
+    ("thanks Ben", "Ben"),
+])
+def test_names_announced_by_a_greeting_sign_off_or_field(text, value):
+    assert value in [v for _, v, _ in _found(names.cued_names, text)]
+
+
+def test_known_names_of_many_cultures_but_not_places_or_common_words_after_an_article():
+    found = [v for _, v, _ in _found(names.known_names, "I met Wanjiru Kamau and Sigrid Lindqvist in Florence.")]
+    assert found == ["Wanjiru Kamau", "Sigrid Lindqvist"]
+    assert _found(names.known_names, "The house goes to the charity.") == []

@@ -1,0 +1,129 @@
+"""Government identifiers: a value announced by its identifier's name ("NHS number 401 023
+7236", "mi DNI es 48392017V", "Steuer-ID 61058392743"), and the few formats distinctive enough
+to stand alone. Presidio's recognizers confirm the checksummed national formats.
+"""
+
+from __future__ import annotations
+
+import re
+
+from worker.pii.context import words_before
+from worker.pii.numbers import BUSINESS, LIKELY, NAMED, Hit
+
+# keyword -> entity type. The value follows the keyword (and "number", "no", ":" ...).
+ID_KEYWORDS: dict[str, str] = {
+    **dict.fromkeys(["ssn", "social security", "social security number", "social security no", "ss#", "ss no"],
+                    "US_SSN"),
+    **dict.fromkeys(["itin", "taxpayer id", "taxpayer identification"], "US_ITIN"),
+    **dict.fromkeys([
+        "passport", "passport no", "passport number", "passport#", "reisepass", "reisepass-nr", "reisepassnummer",
+        "pasaporte", "passeport", "passaporto", "passaporte", "paspoort", "paszport",
+        "driver license", "driver licence", "drivers license", "drivers licence", "driver's license",
+        "driver's licence", "driving licence", "driving license", "dl", "dl#", "licence number", "license number",
+        "dvla", "dvla licence", "drivers licence no", "driving licence no", "licence", "license",
+        "licence no", "license no", "führerschein", "permis de conduire", "licencia", "carteira de motorista",
+        "cnh", "state id", "id card", "identity card", "national id", "national identity", "id number",
+        "identity number", "citizen id", "personal id", "personalausweis", "ausweis", "carta d'identità",
+        "cédula", "cedula", "dni", "nie", "nif", "nuss", "codice fiscale", "cf", "insee", "nir",
+        "sécurité sociale", "securite sociale", "numéro de sécu", "numero de secu", "sécu", "secu",
+        "steuer-id", "steuerid", "steuer id", "steueridentifikationsnummer", "identifikationsnummer",
+        "steuernummer", "tax id", "tax number", "tin", "tax file number", "tfn", "cpf", "rg", "nric", "fin",
+        "ic", "curp", "rfc", "pesel", "bsn", "burgerservicenummer", "personnummer", "personal number",
+        "henkilötunnus", "hetu", "cpr", "fødselsnummer", "kennitala", "amka", "egn", "oib", "jmbg", "tckn",
+        "tc kimlik", "kimlik", "nin", "national insurance", "national insurance number", "ni number", "ni no",
+        "nino", "nhs", "nhs number", "nhs no", "chi number", "aadhaar", "aadhar", "uidai", "pan", "pan card",
+        "pan number", "epic", "voter id", "sin", "social insurance", "social insurance number", "health card",
+        "medicare", "medicare number", "ird", "ird number", "hkid", "my number", "mynumber", "rrn",
+        "resident registration", "emirates id", "iqama", "nid", "cnic", "ktp", "nik", "philsys", "sss", "umid",
+        "ghana card", "bvn", "sa id", "id no", "id#", "identification number", "alien number", "a-number",
+        "green card", "work permit", "visa number", "residence permit", "permit number", "rut", "cuil",
+        "cuit", "mykad", "ppsn", "pps number", "pps no", "ahv", "ahv-nr", "avs", "numéro fiscal", "rodné číslo",
+        "id no.", "id nr", "id-nr", "ausweisnummer", "personalausweisnummer", "dni nº", "nº dni",
+        "passport #", "licence #", "license #", "identity document", "id document", "document number",
+        "documento", "documento de identidad", "carte d'identité", "numéro d'identité", "sozialversicherungsnummer",
+        "svnr", "steueridentifikationsnummer", "national id number", "tax identification number",
+    ], "NATIONAL_ID"),
+}
+_CONNECTORS = frozenset({"number", "numbers", "no", "nr", "num", "n°", "nº", "#", "is", "es", "è", "é", "ist",
+                         "est", "c'est", "to", "was", "of", "de", "do", "da", "del", "on", "reads", "now",
+                         "card", "id", "code", "(de)", "(uk)", "(us)", "(in)", "(fr)", "-nr", "nummer", "numéro",
+                         "numero", "número", "is:", "updated", "corrected", "new", "old", "my", "his", "her",
+                         "their", "our", "the", "a", "un", "una", "le", "la", "il", "el", "o", "meu", "minha",
+                         "mi", "mon", "ma", "mein", "meine", "mijn", "min", "mój", "moja", "jest", "to:"})
+_KEYWORD_RE = re.compile(
+    r"(?<![\w])(" + "|".join(sorted((re.escape(k) for k in ID_KEYWORDS), key=len, reverse=True)) + r")(?![\w])",
+    re.IGNORECASE)
+_VALUE_TOKEN = re.compile(r"[^\W_]+|[^\w\s]", re.UNICODE)
+
+
+def named_ids(text: str) -> list[Hit]:
+    """A value right after an identifier's name ("NHS number 401 023 7236", "mi DNI es
+    48392017V"): digits and letters in groups, with at least four digits."""
+    hits = []
+    for match in _KEYWORD_RE.finditer(text):
+        span = _id_value(text, match.end())
+        if span is not None:
+            hits.append(Hit(ID_KEYWORDS[match.group(1).lower()], span[0], span[1], NAMED))
+    return hits
+
+
+def _id_value(text: str, cursor: int) -> tuple[int, int] | None:
+    """Skip connectors and punctuation after a keyword ("number", "no.", "(DE):", "es"),
+    then take the value's groups."""
+    for token in list(re.finditer(r"\S+", text[cursor:cursor + 80]))[:7]:
+        bare = token.group(0).strip("()[]:.,=#-–").lower()
+        if bare and (bare not in _CONNECTORS or _has_digits(bare)):
+            start = cursor + token.start() + (len(token.group(0)) - len(token.group(0).lstrip("([:#=")))
+            return _value_groups(text, start)
+    return None
+
+
+def _value_groups(text: str, pos: int) -> tuple[int, int] | None:
+    """Groups of digits and letters: a letters-only group belongs to the value when glued to
+    it (``71504826-B``) or a final check letter (``AB 12 34 56 C``), not a next word."""
+    groups = re.compile(r"[a-z0-9](?:[a-z0-9]|[ .\-/](?=[a-z0-9])){3,30}", re.IGNORECASE).match(text, pos)
+    if groups is None:
+        return None
+    parts = list(re.finditer(r"[a-z0-9]+", groups.group(0), re.IGNORECASE))
+    end = pos
+    digits = 0
+    for index, part in enumerate(parts):
+        token = part.group(0)
+        if not _has_digits(token):
+            spaced = index > 0 and groups.group(0)[parts[index - 1].end():part.start()] == " "
+            following = parts[index + 1].group(0) if index + 1 < len(parts) else None
+            check_letter = len(token) == 1 and digits >= 6 and (following is None or following.isalpha()
+                                                                 and len(following) > 2)
+            if len(token) > 2 or spaced and not check_letter:
+                break
+        end = pos + part.end()
+        digits += sum(ch.isdigit() for ch in token)
+    value = text[pos:end]
+    if digits < 4 or sum(ch.isalnum() for ch in value) < 6:
+        return None
+    return pos, end
+
+
+def _has_digits(token: str) -> bool:
+    return any(ch.isdigit() for ch in token)
+
+
+# Formats distinctive enough to stand alone (an SKU can look like a PAN or a DNI; nothing looks
+# like a codice fiscale). Presidio's recognizers confirm the checksummed formats (a valid one
+# scores 1.0) and the identifier finder takes any format its name announces.
+_ID_SHAPES = [
+    (re.compile(r"(?<![\w])[a-z]{6}\d{2}[a-z]\d{2}[a-z]\d{3}[a-z](?![\w])", re.I), LIKELY),      # codice fiscale
+    (re.compile(r"(?<![\w])[a-z]{4}\d{6}[hm][a-z]{5}[a-z0-9]\d(?![\w])", re.I), LIKELY),         # CURP
+    (re.compile(r"(?<![\w.])\d{3}\.\d{3}\.\d{3}-\d{2}(?![\w])"), LIKELY),                       # CPF
+    # spaced like a UK National Insurance number (AB 12 34 56 C): the spacing is its own
+    (re.compile(r"(?<![\w])[a-ceghj-pr-tw-z]{2} \d{2} \d{2} \d{2} [a-d](?![\w])", re.I), LIKELY),
+]
+
+
+def id_shapes(text: str) -> list[Hit]:
+    hits = []
+    for pattern, score in _ID_SHAPES:
+        for match in pattern.finditer(text):
+            if not BUSINESS.found_in(words_before(text, match.start(), 2)):
+                hits.append(Hit("NATIONAL_ID", match.start(), match.end(), score))
+    return hits

@@ -108,3 +108,15 @@ def test_a_release_analyses_only_the_reviewers_note_and_clears_the_quarantine():
     assert job.content == "Call [PHONE_NUMBER?] today."
     assert job.quarantine_reasons == []
     assert job.decisions[-1]["result"] == "released"
+
+
+def test_metadata_counts_one_value_once_whoever_found_it():
+    class TwiceRedactor(FakeRedactor):
+        def _one(self, text):
+            outcome = super()._one(text)
+            outcome.redacted.extend(Finding(f.entity_type, f.start, f.end - 1, 0.8) for f in list(outcome.redacted))
+            return outcome
+
+    job = _ctx({"source": "chat", "metadata": {"who": CANARY}})
+    pii.run_batch([job], StageDeps(settings=make_settings(), engine=None, vector_store=None, redactor=TwiceRedactor()))
+    assert job.pii_report["fields"] == {"metadata": {"PERSON": 1}}

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from worker.errors import FieldIssue, TransientError, ValidationFailed
+from worker.pii.policy import merge
 from worker.pipeline.context import WriteContext
 
 # Fields that identify or classify a memory: personal data there is refused, not redacted.
@@ -148,9 +149,10 @@ def _status(ctx: WriteContext) -> str:
 
 
 def _count(fields: dict[str, Any], field: str, outcome: Any) -> None:
+    """Values by type, as the stored text shows them (one per placeholder)."""
     entry = fields.setdefault(field, {})
-    for finding in (*outcome.redacted, *outcome.masked):
-        entry[finding.entity_type] = entry.get(finding.entity_type, 0) + 1
+    for _, _, etype, _ in merge(outcome.redacted, outcome.masked):
+        entry[etype] = entry.get(etype, 0) + 1
 
 
 def _types(outcome: Any) -> list[str]:

@@ -123,7 +123,7 @@ def _begin(engine: Engine) -> Iterator[Connection]:
     try:
         with engine.begin() as conn:
             yield conn
-    except OperationalError as exc:
+    except OperationalError:
         # Connection refused, server gone, serialization trouble: all worth a retry.
         raise TransientError("database unavailable", code="DATABASE_UNAVAILABLE") from None  # parameters may quote content
     except DBAPIError as exc:

@@ -162,7 +162,7 @@ def _run_batch(stage: str, ctxs: list[WriteContext], deps: Any, report: StageRep
         BATCH[stage](ctxs, deps)
     except Exception as exc:
         if len(ctxs) == 1:
-            _guard(stage, ctxs, deps, report, lambda: _raise(exc))
+            _guard(stage, ctxs, deps, report, lambda error=exc: _raise(error))
             return
         log.warning("batch_split", stage=stage, jobs=len(ctxs), error=type(exc).__name__)
         for ctx in ctxs:

@@ -46,6 +46,10 @@ def test_check_digits():
     ("it was 415 555 0132 again", "415 555 0132", numbers.UNCERTAIN),
     ("whatsapp two one two, five five five, zero one four six", "two one two, five five five, zero one four six",
      numbers.LIKELY),
+    ("the desk is +27 21 555 0199 loc. 40 after hours", "+27 21 555 0199 loc. 40", numbers.LIKELY),
+    ("orders go through 1-877-GET-TILES now", "1-877-get-tiles", numbers.LIKELY),
+    ("ping me https://wa.me/351912345678 whenever", "351912345678", numbers.LIKELY),
+    ("my mobile's 07700 900 461 if I'm out", "07700 900 461", numbers.LIKELY),
 ])
 def test_phone_numbers_by_context_and_grouping(text, value, score):
     assert ("PHONE_NUMBER", value.lower(), score) in [(k, v.lower(), s) for k, v, s in _found(numbers.phones, text)]
@@ -54,9 +58,28 @@ def test_phone_numbers_by_context_and_grouping(text, value, score):
 @pytest.mark.parametrize("text", [
     "order 4412098831 shipped", "released on 2024-03-14", "Chrome 124.0.6367.91 renders it",
     "ISBN 978-3-16-148410-0 and 0-306-40615-2", "invoice 2024-000417 is paid", "RGB 30/144/255",
+    "please call about invoice 20418873", "the daemon counted 55102934 packets",
 ])
 def test_business_numbers_dates_versions_and_isbns_are_not_phone_numbers(text):
     assert _found(numbers.phones, text) == []
+
+
+@pytest.mark.parametrize("text, value", [
+    ("card 4929 1846 3320 5517 on file", "4929 1846 3320 5517"),   # dials as +49 without the "+"
+    ("kernel rolled back to 5.14.0-362.8.1 today", "5.14.0-362.8.1"),
+    ("short code 1647", "1647"),
+    ("mailbox 19822344 is full", "19822344"),                      # a bare run no phone word announces
+])
+def test_cards_versions_short_codes_and_bare_counters_are_not_phone_numbers_whoever_finds_them(text, value):
+    view = canonical_view(text).text
+    assert not numbers.phone_in_context(view, view.lower().index(value.lower()), value)
+
+
+def test_the_nearer_of_a_business_word_and_a_phone_word_decides():
+    near_business = canonical_view("calling back about ticket 40718822 later").text
+    near_phone = canonical_view("ticket done, call me on 40718822 later").text
+    assert not numbers.phone_in_context(near_business, near_business.index("40718822"), "40718822")
+    assert numbers.phone_in_context(near_phone, near_phone.index("40718822"), "40718822")
 
 
 def test_cards_certain_by_check_digit_uncertain_when_mistyped_and_ignored_when_ungrouped_and_unannounced():
@@ -66,6 +89,8 @@ def test_cards_certain_by_check_digit_uncertain_when_mistyped_and_ignored_when_u
         ("CREDIT_CARD", "4111 1111 1111 1112", numbers.UNCERTAIN)]
     assert _found(numbers.cards, "visa 4111111111111112") == [("CREDIT_CARD", "4111111111111112", numbers.UNCERTAIN)]
     assert _found(numbers.cards, "reference 4111111111111112") == []
+    assert _found(numbers.cards, "use 4111111111111112 again") == [
+        ("CREDIT_CARD", "4111111111111112", numbers.UNCERTAIN)]  # a card's network and length: masked
 
 
 def test_an_iban_with_a_wrong_check_digit_is_uncertain_and_an_unknown_country_is_not_an_iban():
@@ -98,6 +123,16 @@ def test_wallets_by_shape_and_an_ipv6_address_written_with_a_port():
     ("Flat 4, 27 Hollybush Lane, Leeds LS6 2QJ", "Flat 4, 27 Hollybush lane, Leeds ls6 2qj"),
     ("Postfach 210, 3000 Bern 7", "Postfach 210, 3000 Bern 7"),
     ("3-12-8 Jingumae, Shibuya-ku, Tokyo 150-0001", "3-12-8 Jingumae, Shibuya-Ku, Tokyo 150-0001"),
+    ("Adresse: Hauptgasse 12, 4500 Solothurn", "Hauptgasse 12, 4500 Solothurn"),
+    ("Endereço: Rua das Laranjeiras, 415, 22240-003 Rio", "Rua das Laranjeiras, 415, 22240-003 Rio"),
+    ("to 14 ter, avenue Foch, 69006 Lyon by Monday", "14 ter, avenue Foch, 69006 Lyon"),
+    ("Casella Postale 88, 40100 Bologna", "Casella Postale 88, 40100 Bologna"),
+    ("Apt 302, 15 Sejong-daero, Jongno-gu, Seoul 03172", "Apt 302, 15 Sejong-daero, Jongno-Gu, Seoul 03172"),
+    ("〒530-0001 Osaka-shi, Kita-ku, Umeda 3-1-1", "〒530-0001 Osaka-Shi, Kita-Ku, Umeda 3-1-1"),
+    ("PO BOX 512, STN B, OTTAWA ON K1P 5P6", "PO BOX 512, STN B, OTTAWA ON K1P 5P6"),
+    ("Contact: Dana Reyes / Unit 9, 40 Quay Street, Galway", "Unit 9, 40 Quay Street, Galway"),
+    ("mail goes to Private Bag X17, Hatfield 0028", "Private Bag X17, Hatfield 0028"),
+    ("Grange Farm, Little Snoring NR21 0HU", "Grange Farm, Little Snoring NR21 0HU"),
 ])
 def test_postal_addresses_from_the_street_line_to_the_postcode(text, value):
     assert [v.lower() for _, v, _ in _found(addresses.addresses, text)] == [value.lower()]
@@ -106,6 +141,9 @@ def test_postal_addresses_from_the_street_line_to_the_postcode(text, value):
 @pytest.mark.parametrize("text", [
     "It is a 5 hour drive to the coast.", "We walked 3 miles along the river walk.",
     "Version 10.0.22631.3296 of Windows 11 fixes the driver.", "Run 2024-117, sample count 96, plate layout B.",
+    "Keep left on route 9 north for an hour.", "The gas meter reading 103344 units, previous 102980 units.",
+    "She sells flowers on Mill Lane, lovely woman.", "Crate 2 of 40 arrived dented.",
+    "Bitcoin block 830,000 was mined in April.",
 ])
 def test_prose_with_numbers_is_not_an_address(text):
     assert _found(addresses.addresses, text) == []
@@ -120,6 +158,11 @@ def test_prose_with_numbers_is_not_an_address(text):
 ])
 def test_names_announced_by_a_greeting_sign_off_or_field(text, value):
     assert value in [v for _, v, _ in _found(names.cued_names, text)]
+
+
+def test_a_full_name_after_the_romance_preposition_a_is_a_name_but_not_after_the_article():
+    assert [v for _, v, _ in _found(names.known_names, "Bonifico intestato a Giulia Romano")] == ["Giulia Romano"]
+    assert _found(names.known_names, "and a Giulia Romano lookalike") == []
 
 
 def test_known_names_of_many_cultures_but_not_places_or_common_words_after_an_article():

@@ -69,6 +69,27 @@ def test_an_uncertain_value_is_masked_and_quarantines_the_memory(redactor):
     assert outcome.report["entities"]["CREDIT_CARD"]["masked"] == 1
 
 
+def test_a_mistyped_card_stays_a_card_whatever_phone_number_its_digits_also_spell(redactor):
+    # Both groupings validate as phone numbers of some region ("49..." as German, "0482 3603"
+    # as an eight-digit local number); neither is let to turn the card into a phone number.
+    for value in ("4907 4391 5000 8063", "4358 1699 0482 3603"):
+        for text in (value, f"The number {value} came up again on the refund call."):
+            outcome = _one(redactor, text)
+            assert outcome.content == text.replace(value, "[CREDIT_CARD?]"), text
+            assert outcome.quarantine_reasons == ["low_confidence:CREDIT_CARD"]
+
+
+@pytest.mark.parametrize("text", [
+    "Ernst & Young and Marks & Spencer both renewed; Johnson & Johnson did not.",
+    "The Swiss IBAN and the Belgian IBAN are on separate forms.",
+    "The parade closes O'Connell Street and Grafton Street from noon.",
+    "Rails 7.1.3.2 fixes it; section 4.2.1.3 of the spec explains why.",
+    "The daemon counted 55102934 packets before the restart.",
+])
+def test_brands_demonyms_streets_versions_and_counters_are_not_personal_data(redactor, text):
+    assert _one(redactor, text).content == text
+
+
 @pytest.mark.parametrize("text", [
     "Contact ops for org-761f7bd65466 about the renewal.",
     f"Request {uuid.uuid4()} failed with status 502.",

@@ -29,7 +29,7 @@ from worker.pii.casing import View
 from worker.pii.context import Cues, words_before
 from worker.pii.lexicon import capitalised_share, gazetteer, places
 from worker.pii.policy import Finding
-from worker.pii.vocab import BRANDS, CALENDAR_WORDS, NOT_A_PERSON
+from worker.pii.vocab import BRANDS, CALENDAR_WORDS, DEMONYMS, NOT_A_PERSON
 
 # Regions whose numbering plans ``phonenumbers`` checks a number without "+" against.
 PHONE_REGIONS = ("US", "GB", "IE", "DE", "AT", "CH", "FR", "BE", "NL", "ES", "PT", "IT", "PL", "SE", "NO", "DK",
@@ -37,17 +37,29 @@ PHONE_REGIONS = ("US", "GB", "IE", "DE", "AT", "CH", "FR", "BE", "NL", "ES", "PT
                  "AR", "CO", "ZA", "NG", "KE", "GH", "EG", "AE", "SA", "IL", "TR")
 PHONE_VALIDATED_SCORE = 0.75  # a number valid for some region's plan (Presidio gives 0.4)
 IP_SCORE = 0.9  # a well-formed address ``ipaddress`` accepts (Presidio gives 0.6)
-NOT_AN_IP = Cues.of(["version", "ver", "v", "build", "release", "firmware", "rev", "revision", "oid"])
+NOT_AN_IP = Cues.of(["version", "ver", "v", "build", "release", "firmware", "rev", "revision", "oid", "section",
+                     "sec", "§", "clause", "chapter", "paragraph", "step", "rule", "table", "figure", "fig"])
+IP_CUES = Cues.of(["ip", "ips", "ipv4", "address", "addr", "host", "hostname", "server", "gateway", "gw", "dns",
+                   "router", "ping", "from", "to", "src", "dst", "source", "destination", "client", "peer",
+                   "subnet", "connect", "connected", "connection", "login", "logged", "blocked", "allow", "deny",
+                   "proxy", "vpn", "remote", "origin", "forwarded", "x-forwarded-for", "@"])
 NATIONAL_ID = "NATIONAL_ID"
 # Recognizers refinement asks about by name.
 SPACY = "SpacyRecognizer"
 CUED = "IbexNameCueRecognizer"
+KNOWN = "IbexKnownNameRecognizer"
 NAMED_ID = "IbexNamedIdRecognizer"
 _NUMBER_TYPES = frozenset({"PHONE_NUMBER", "CREDIT_CARD", "US_SSN", "US_ITIN", NATIONAL_ID})
 
 # Names of identifiers and payment words that label a value ("NIE", "IBAN", "Amex"): not people.
 _LABEL_WORDS = frozenset({*identifiers.ID_KEYWORDS, *numbers.CARD_CUES.words, "iban", "bic", "swift", "sepa",
                           "bizum"})
+_NOT_NAME_WORDS = NOT_A_PERSON | CALENDAR_WORDS | DEMONYMS | _LABEL_WORDS
+_PLACE_TYPES = frozenset({"street", "st", "road", "rd", "avenue", "ave", "boulevard", "blvd", "square", "station",
+                          "bridge", "highway", "plaza", "terrace", "quay", "airport", "hospital", "university",
+                          "college", "school", "church", "cathedral", "stadium", "arena", "mall", "centre", "center"})
+_BRAND_MENTION = re.compile(r"(?<![\w])(?:" + "|".join(sorted((re.escape(b) for b in BRANDS), key=len, reverse=True))
+                            + r")(?![\w])", re.IGNORECASE)
 _ID_LIKE = re.compile(r"[\d@_/\\=]|\w-\w*\d")
 
 
@@ -167,7 +179,7 @@ def build_registry(nlp_engine: Any) -> RecognizerRegistry:
         FunctionRecognizer(NAMED_ID, ["US_SSN", "US_ITIN", NATIONAL_ID], identifiers.named_ids),
         FunctionRecognizer("IbexAddressRecognizer", ["STREET_ADDRESS"], addresses.addresses),
         FunctionRecognizer(CUED, ["PERSON"], names.cued_names),
-        FunctionRecognizer("IbexKnownNameRecognizer", ["PERSON"], names.known_names, with_entities=True),
+        FunctionRecognizer(KNOWN, ["PERSON"], names.known_names, with_entities=True),
     ):
         registry.add_recognizer(recognizer)
     return registry
@@ -180,6 +192,10 @@ def refine(view: View, findings: list[Finding]) -> list[Finding]:
     kept = [f for f in findings if _keep(view.text, f)]
     named = [f for f in kept if f.recognizer == NAMED_ID]
     kept = [f for f in kept if f.recognizer == NAMED_ID or not _inside_named_id(f, named)]
+    cards = [f for f in kept if f.entity_type == "CREDIT_CARD"]
+    kept = [f for f in kept if not _phone_inside_card(f, cards)]
+    brands = [(m.start(), m.end()) for m in _BRAND_MENTION.finditer(view.text)]
+    kept = [f for f in kept if f.entity_type != "PERSON" or not any(s <= f.start and f.end <= e for s, e in brands)]
     people = [f for f in kept if f.entity_type == "PERSON" and f.recognizer != SPACY]
     return [f for f in kept if f.recognizer != SPACY or f.entity_type != "PERSON"
             or _corroborated(view.text, f, people)]
@@ -189,6 +205,13 @@ def _inside_named_id(finding: Finding, named: list[Finding]) -> bool:
     """"NHS number 943 476 5919" is an NHS number, whatever else its digits could be."""
     return finding.entity_type in _NUMBER_TYPES and any(
         n.start <= finding.start and finding.end <= n.end for n in named)
+
+
+def _phone_inside_card(finding: Finding, cards: list[Finding]) -> bool:
+    """``4358 1699 0482 3603``: its last two groups dial somewhere, the run is a card number."""
+    return finding.entity_type == "PHONE_NUMBER" and any(
+        c.start <= finding.start and finding.end <= c.end and (c.start, c.end) != (finding.start, finding.end)
+        for c in cards)
 
 
 _NOT_NAME_EDGE = re.compile(r"\S*[\d@_/\\=]\S*")
@@ -233,10 +256,17 @@ def _keep(text: str, finding: Finding) -> bool:
     if finding.entity_type == "PERSON":
         return _person(value, announced=finding.recognizer == CUED)
     if finding.entity_type == "IP_ADDRESS":
-        return not (NOT_AN_IP.found_in(words_before(text, finding.start, 1)) or _inside_dotted_run(text, finding))
+        return not (NOT_AN_IP.found_in(words_before(text, finding.start, 1)) or _inside_dotted_run(text, finding)
+                    or _version_like(value) and not IP_CUES.found_in(words_before(text, finding.start, 5)))
     if finding.entity_type == "PHONE_NUMBER":
         return numbers.phone_in_context(text, finding.start, value)
     return True
+
+
+def _version_like(value: str) -> bool:
+    """``7.1.3.2``, ``4.2.1.3``: four one-digit parts read as a version or a section number
+    unless the text speaks of addresses."""
+    return all(len(part) == 1 for part in value.split("."))
 
 
 def _inside_dotted_run(text: str, finding: Finding) -> bool:
@@ -251,8 +281,11 @@ def _person(value: str, *, announced: bool = False) -> bool:
     if _ID_LIKE.search(value):
         return False
     words = re.findall(r"[^\W\d_]+", value.lower())
-    if not words or all(word in NOT_A_PERSON or word in CALENDAR_WORDS for word in words):
-        return False
+    if not words or all(word in _NOT_NAME_WORDS or word in names.PARTICLES for word in words) \
+            and any(word in _NOT_NAME_WORDS for word in words):
+        return False  # "Kotlin", "Christmas", "el NIE de", "Belgian IBAN"
+    if words[-1] in _PLACE_TYPES and len(words) > 1:
+        return False  # "O'Connell Street", "Oxford Street station": a place named after someone
     if value.lower() in places() or value.lower() in BRANDS or value.lower() in _LABEL_WORDS:
         return False
     if not announced and all((share := capitalised_share(word)) is not None and share < names.NAME_SHARE

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from worker.pii.lexicon import is_common, places
+from worker.pii.lexicon import capitalised_share, is_common, places
 from worker.pii.numbers import LIKELY, Hit
 
 _W = r"[^\W\d_][\w'’.\-]*"  # a word (letters first; may hold digits, dots, hyphens)
@@ -26,8 +26,8 @@ STREET_TYPES = (
     "grove", "gardens", "gdns", "parkway", "pkwy", "highway", "hwy", "mews", "circle", "cir", "trail", "trl",
     "alley", "marg", "quay", "wharf", "esplanade", "parade", "promenade", "broadway", "expressway",
     "freeway", "turnpike", "pike", "glen", "hollow", "meadows", "orchard", "spur", "terr", "wynd", "brae",
-    "salai", "nagar", "chowk", "colony", "enclave", "cove", "boulevard", "plaza", "row", "hill", "walk", "rise",
-    "vale", "green", "close", "circus", "embankment", "approach", "bypass", "causeway", "crossing", "ridge",
+    "salai", "nagar", "chowk", "colony", "enclave", "cove", "plaza", "row", "hill", "walk", "rise",
+    "vale", "green", "circus", "embankment", "approach", "bypass", "causeway", "crossing", "ridge",
     "heights", "landing", "glade", "dale", "mount",
 )
 # Words that come before the street's name ("rue", "calle", "ul."): the number follows the name.
@@ -38,8 +38,20 @@ STREET_PREFIXES = (
     "sk.", "sokağı", "strada", "bulevardul", "calea", "allée", "allee", "boulevard", "bd", "bd.", "chemin",
     "impasse", "place", "quai", "cours", "route", "rambla", "camino", "ronda", "travesía", "estrada",
     "alameda", "số", "đường", "phố", "ngõ", "rodovia", "carretera", "passeig", "vía", "rúa", "praia",
-    "am", "an der", "auf der", "im", "in der", "zum", "zur", "hinter der", "unter den", "jalan",
-    "street", "road", "lorong", "soi", "thanon", "gali", "marg",
+    "am", "an der", "auf der", "im", "in der", "zum", "zur", "hinter der", "unter den",
+    "street", "road", "lorong", "soi", "thanon", "gali", "marg", "pasaje", "psje.", "bv.", "bulevar", "carrera",
+    "cra.", "kr.", "cl.", "diagonal", "transversal", "os.", "osiedle", "lieu-dit", "kampung", "kg.", "jln", "jln.",
+    "ulitsa", "prospekt", "pr-t", "naberezhnaya", "pereulok", "per.", "shosse", "vulytsia", "vul.", "trav.",
+    "tv.", "rruga", "str-da", "sos.", "șos.",
+)
+# Prefixes that are no English word: their street may give its number after a comma
+# ("Rua Augusta, 150", "C/ Mayor, 23", "ul. Tverskaya, d. 15").
+FOREIGN_PREFIXES = (
+    "rue", "avenida", "avda", "avda.", "calle", "c/", "carrer", "viale", "corso", "rua", "travessa", "paseo",
+    "praça", "praca", "ul.", "ulica", "al.", "aleja", "jl.", "jalan", "jln", "jln.", "caddesi", "cad.", "strada",
+    "calea", "rambla", "camino", "ronda", "travesía", "estrada", "alameda", "rodovia", "carretera", "passeig",
+    "rúa", "pasaje", "bv.", "bulevar", "carrera", "cra.", "os.", "osiedle", "ulitsa", "prospekt", "vul.",
+    "vulytsia", "rruga", "bulevardul", "sos.", "șos.",
 )
 # Compound street names of Germanic and Nordic languages end in one of these.
 STREET_SUFFIXES = (
@@ -48,11 +60,14 @@ STREET_SUFFIXES = (
     "straat", "steenweg", "kade", "singel", "dreef", "plein", "markt", "dijk", "kaai", "plads", "torget",
     "torg", "tie", "katu", "kuja", "polku", "utca", "ulica", "cesta", "ulice", "náměstí", "gässli", "gässchen",
     "caddesi", "cad.", "cd.", "sokak", "sokağı", "sk.", "bulvarı", "mahallesi", "mah.", "allé", "stræde",
-    "veg", "vei", "gränd", "backe", "stig", "tori", "dori", "jie", "lu", "xiang", "hutong", "marg", "salai",
+    "veg", "vei", "backe", "stig", "tori", "dori", "jie", "lu", "xiang", "hutong", "marg", "salai",
+    "str",
 )
 BOXES = ("p.o. box", "p. o. box", "po box", "p.o.box", "pobox", "post office box", "postfach", "postbus",
-         "caixa postal", "apartado postal", "apartado", "apdo.", "bp", "b.p.", "box", "private bag", "pmb",
-         "gpo box", "locked bag", "postboks", "postbox", "cp", "c.p.", "casilla", "pf", "p.b.")
+         "caixa postal", "apartado postal", "apartado de correos", "apartado", "apdo.", "bp", "b.p.",
+         "boîte postale", "private bag", "pmb", "p.m.b.", "gpo box", "locked bag", "postboks", "postbox", "cp",
+         "c.p.", "casilla", "casilla de correo", "casella postale", "skrytka pocztowa", "pf", "p.b.", "p.o.b.",
+         "postnet suite")
 UNITS = ("flat", "apt", "apt.", "apartment", "unit", "suite", "ste", "ste.", "room", "rm", "office", "house",
          "house no", "house no.", "h.no.", "bldg", "building", "floor", "fl", "level", "lvl", "blk", "block",
          "plot", "lot", "no.", "no", "door", "door no", "bât.", "bat.", "bâtiment", "escalier", "esc.", "piso",
@@ -61,9 +76,9 @@ UNITS = ("flat", "apt", "apt.", "apartment", "unit", "suite", "ste", "ste.", "ro
          "top", "bus", "bte", "boîte", "#", "pmb", "dept", "dept.", "po", "shop", "kiosk", "stall", "villa",
          "wing", "tower", "residency", "chome", "ku", "-ku", "số")
 BUILDINGS = ("villas", "towers", "tower", "apartments", "apts", "house", "court", "heights", "plaza", "mansions",
-             "residency", "residences", "complex", "centre", "center", "building", "block", "hall", "lodge",
+             "residency", "residences", "mansion", "complex", "centre", "center", "building", "block", "hall", "lodge",
              "manor", "cottage", "cottages", "estate", "gardens", "park", "square", "maltings", "wharf", "quarter",
-             "arcade", "chambers", "exchange", "house", "place", "point", "view", "nagar", "enclave", "society",
+             "arcade", "chambers", "exchange", "place", "point", "view", "nagar", "enclave", "society",
              "hinterhaus", "vorderhaus", "seitenflügel")
 # Parts that may follow a street line and still belong to the address.
 REGION_WORDS = ("co.", "county", "district", "province", "prov.", "state", "region", "dept", "city", "town",
@@ -94,6 +109,7 @@ _STREET_TYPE_RE = "|".join(sorted((re.escape(t) for t in STREET_TYPES), key=len,
 _PREFIX_RE = "|".join(sorted((re.escape(t) for t in STREET_PREFIXES), key=len, reverse=True))
 _SUFFIX_RE = "|".join(sorted((re.escape(t) for t in STREET_SUFFIXES), key=len, reverse=True))
 _BOX_RE = "|".join(sorted((re.escape(t) for t in BOXES), key=len, reverse=True))
+_FOREIGN_PREFIX_RE = "|".join(sorted((re.escape(t) for t in FOREIGN_PREFIXES), key=len, reverse=True))
 _DIRECTION = r"(?:\s+(?:n|s|e|w|ne|nw|se|sw|north|south|east|west|o|nord|sud|ouest)\.?)?"
 
 _STREET_NAME = rf"(?:(?:{_W}|\d+(?:st|nd|rd|th))\s+){{1,4}}"
@@ -104,40 +120,61 @@ _STRONG = [
                rf"(?:{_STREET_TYPE_RE})(?![\w]){_DIRECTION}",
                re.IGNORECASE),
     # 12 rue des Martyrs / 27 allée des Tilleuls ("via" is English too: only before a name)
-    re.compile(rf"(?<![\w\-/])(?!\d{{4}}-\d\d-\d\d){_NUM},?\s+(?:{_PREFIX_RE})\s+(?:{_W}\s+){{0,3}}{_W}",
-               re.IGNORECASE),
+    re.compile(rf"(?<![\w\-/])(?!\d{{4}}-\d\d-\d\d){_NUM}(?:\s+(?:bis|ter|quater))?,?\s+(?:{_PREFIX_RE})\s+"
+               rf"(?:{_W}\s+){{0,3}}{_W}", re.IGNORECASE),
     # Calle de Alcalá 214 / ul. Piotrkowska 120 / Jl. Kemang Raya No. 8
     re.compile(rf"(?<![\w])(?:{_PREFIX_RE})\s+(?:{_W}\s+){{0,4}}(?:no\.?\s*|nº\s*|n°\s*|#\s*)?{_NUM}(?![\w])",
                re.IGNORECASE),
+    # Rua Augusta, 150 / C/ Mayor, 23 / ul. Tverskaya, d. 15
+    re.compile(rf"(?<![\w])(?:{_FOREIGN_PREFIX_RE})\s*(?:{_W}\s+){{0,3}}{_W},\s*"
+               rf"(?:no\.?\s*|nº\s*|n°\s*|d\.\s*|dom\s+)?{_NUM}(?![\w]|[,.]\d)", re.IGNORECASE),
+    # 45 Haeundaehaebyeon-ro / 22 Teheran-ro 87-gil (Korean road names)
+    re.compile(rf"(?<![\w\-/]){_NUM}\s+{_W}-(?:ro|gil|daero)(?:\s+\d+(?:beon)?-gil)?(?![\w])", re.IGNORECASE),
+    # 〒150-0002 (a Japanese postcode, marked as one)
+    re.compile(r"〒\s?\d{3}-?\d{4}(?!\d)"),
     # Kastanienallee 41 / Vasagatan 7 / Mariahilfer Straße 112/14 / Bağdat Caddesi No:245
     re.compile(rf"(?<![\w])[^\W\d_][\w'’\-]*(?:{_SUFFIX_RE})\s+(?:no[.:]?\s*)?{_NUM}(?![\w])", re.IGNORECASE),
     re.compile(rf"(?<![\w]){_W}\s+(?:{_SUFFIX_RE})\s+(?:no[.:]?\s*)?{_NUM}(?![\w])", re.IGNORECASE),
-    # PO Box 4412 / Postfach 210 / Caixa Postal 1520 / BP 44
-    re.compile(rf"(?<![\w])(?:{_BOX_RE})\s*{_NUM}(?:-\d+)?(?![\w])", re.IGNORECASE),
+    # PO Box 4412 / Postfach 210 / Caixa Postal 1520 / BP 44 / Private Bag X9
+    re.compile(rf"(?<![\w])(?:{_BOX_RE})\s*[a-z]?{_NUM}(?:-\d+)?(?![\w])", re.IGNORECASE),
     # 3-12-8 Jingumae (Japanese chome-ban-go)
     re.compile(rf"(?<![\w\-])\d{{1,2}}-\d{{1,3}}-\d{{1,4}}\s+{_W}", re.IGNORECASE),
     # Blk 456 Ang Mo Kio Ave 10 / Plot 14 / House No. 5-9-22/1
     re.compile(rf"(?<![\w])(?:blk|plot|house\s+no\.?|h\.\s?no\.?|door\s+no\.?)\s*{_NUM}(?![\w])", re.IGNORECASE),
 ]
+# British and Canadian postcodes name a handful of doors: an address with or without more parts.
+_CODES = re.compile(r"(?<![\w])(?:[a-z]{1,2}\d[a-z\d]?\s\d[a-z]{2}|[a-z]\d[a-z]\s\d[a-z]\d)(?![\w])", re.IGNORECASE)
 # Anchors that only count when address parts follow or precede them: a street without a
 # number (``Ngong Road, Kilimani``), a postcode (``..., Kolkata 700091``), an Indian layout.
 _WEAK = [
     # Route 9 / RR 2 / County Road 12 (rural routes)
     re.compile(r"(?<![\w])(?:rural route|county road|state route|route|rte|rr|hwy|highway|farm road|fm)\s+\d+"
-               r"(?![\w])", re.IGNORECASE),
+               r"(?![\w]|[,.]\d)", re.IGNORECASE),
+    # Box 212 / 21B Street / Shibuya 2-21-1 (a bare box, a numbered street, a block address name-first)
+    re.compile(r"(?<![\w])box\s*\d+(?![\w]|[,.]\d)", re.IGNORECASE),
+    re.compile(r"(?<![\w\-/])\d+[a-z]?\s+(?:street|road)(?![\w])", re.IGNORECASE),
+    re.compile(rf"(?<![\w]){_W}\s+\d{{1,2}}-\d{{1,3}}-\d{{1,4}}(?![\w\-])", re.IGNORECASE),
+    # Co. Leitrim / County Durham (not "Co. Ltd")
+    re.compile(r"(?<![\w])(?:co\.|county)\s+(?!ltd|limited|inc|kg|llc|plc|pte|kgaa|ag)(?P<place>[^\W\d_]+)",
+               re.IGNORECASE),
     re.compile(rf"(?<![\w]){_STREET_NAME}(?:{_STREET_TYPE_RE})(?![\w]){_DIRECTION}", re.IGNORECASE),
     re.compile(r"(?<![\w])\d+(?:st|nd|rd|th)\s+(?:main|cross|block|stage|phase|sector|avenue|street|road)"
                r"(?:\s+road)?(?![\w])", re.IGNORECASE),
-    re.compile(r"(?<![\w])(?:sector|phase|pocket|block)\s+\d+[a-z]?(?![\w])", re.IGNORECASE),
-    re.compile(r"(?<![\w])(?:[a-z]{1,2}\d[a-z\d]?\s\d[a-z]{2}|[a-z]\d[a-z]\s\d[a-z]\d|[a-z]\d{2}\s[a-z\d]{4}|"
-               rf"\d{{4}}\s(?!{_SHORT_WORDS})[a-z]{{2}}|(?:{_US_STATES})\s\d{{5}}(?:-\d{{4}})?)(?![\w])",
-               re.IGNORECASE),
+    re.compile(r"(?<![\w])(?:sector|phase|pocket|block)\s+\d+[a-z]?(?![\w]|[,.]\d)", re.IGNORECASE),
+    re.compile(rf"(?<![\w])(?:[a-z]\d{{2}}\s[a-z\d]{{4}}|\d{{4}}\s(?!{_SHORT_WORDS})[a-z]{{2}}|"
+               rf"(?:{_US_STATES})\s\d{{5}}(?:-\d{{4}})?)(?![\w])", re.IGNORECASE),
+    # 10961 Berlin / 100 00 Praha / 31-609 Kraków / 1100-053 Lisboa: a postcode before a place name
+    re.compile(r"(?<![\w\-.,/:])(?P<code>\d{5}|\d{4}|\d{3}\s\d{2}|\d{2}-\d{3}|\d{4}-\d{3}|\d{3})\s+"
+               r"(?P<place>[^\W\d_][\w\-]*)"),
     # Kolkata 700091 / São Paulo 01426-001: a place name (capitalised in the view) and a postcode
-    re.compile(r"(?<![\w])(?P<place>[^\W\d_]+)\s+(?:\d{6}|\d{5}-\d{3}|\d{4}-\d{3}|\d{3}-\d{4}|\d{2}-\d{3})"
+    re.compile(r"(?<![\w])(?P<place>[^\W\d_]+)\s+(?:\d{5,6}|\d{5}-\d{3}|\d{4}-\d{3}|\d{3}-\d{4}|\d{2}-\d{3})"
                r"(?![\w\-])"),
 ]
+# A unit word, whole ("po" is no unit in "postal").
+_UNIT_WORDS_RE = "(?:" + "|".join(sorted((re.escape(u) for u in UNITS), key=len, reverse=True)) + \
+    r")(?:(?<=[.#])|(?![^\W\d_]))"
 _UNIT_RE = re.compile(
-    rf"^(?:(?:{'|'.join(sorted((re.escape(u) for u in UNITS), key=len, reverse=True))})\s*[:#]?\s*[\w\-/]+|"
+    rf"^(?:(?:{_UNIT_WORDS_RE})\s*[:#]?\s*[\w\-/]+|"
     rf"[a-z]?-?\d+[a-z]?(?:[/\-]\d+)?[a-z]?)(?:\s+{_W}){{0,3}}$", re.IGNORECASE)
 _POSTCODE = re.compile(
     r"\b(?:\d{5}(?:-\d{4})?|\d{3}\s?\d{2}|\d{4,6}|\d{2}-\d{3}|\d{4}-\d{3}|\d{5}-\d{3}|\d{3}-\d{4}|"
@@ -152,18 +189,39 @@ def addresses(text: str) -> list[Hit]:
     spans: list[tuple[int, int]] = []
     for anchor in _STRONG:
         for match in anchor.finditer(text):
-            if _plausible_anchor(match.group(0)):
+            if _plausible_anchor(match.group(0)) and not _HIGHWAY.fullmatch(match.group(0)):
                 spans.append(_extend(text, match.start(), match.end(), weak=False) or (match.start(), match.end()))
     for anchor in _WEAK:
         for match in anchor.finditer(text):
-            place = match.group("place").lower() if "place" in anchor.groupindex else None
-            if place is not None and place not in places() and (is_common(place)
-                                                                 or not match.group("place")[0].isupper()):
-                continue  # "Run 2024-117": a common word is no place, whatever its case
-            span = _extend(text, match.start(), match.end(), weak=True)
-            if span is not None and _plausible_anchor(match.group(0)):
+            if "place" in anchor.groupindex and not _may_be_place(match):
+                continue
+            start = _plausible_start(text, match.start(), match.end())
+            span = _extend(text, start, match.end(), weak=True) if start is not None else None
+            if span is not None:
                 spans.append(span)
+    for match in _CODES.finditer(text):
+        spans.append(_extend(text, match.start(), match.end(), weak=True, alone=True) or (match.start(), match.end()))
     return [Hit("STREET_ADDRESS", start, end, LIKELY) for start, end in _merge(spans)]
+
+
+# "Take route 66 west": a numbered route is a road, not a door (rural routes are weak anchors).
+_HIGHWAY = re.compile(r"(?:route|rte|highway|hwy)\s+\d+", re.IGNORECASE)
+
+
+def _may_be_place(match: re.Match[str]) -> bool:
+    """"Run 2024-117", "2024 release": a common word is no place, whatever its case; a word the
+    lexicon knows only from a dictionary ("antwerpen", "milano") may be one. A three-digit code
+    is too common a number to stand for a postcode before anything but a known place."""
+    word = match.group("place")
+    place = word.lower()
+    share = capitalised_share(place)
+    if share is not None and share < 0.5 and not word[0].isupper():
+        return False  # "meter reading 048213": an English word written as one
+    if place in places():
+        return True
+    if "code" in match.groupdict() and len(match.group("code")) == 3:
+        return False
+    return share is not None and share >= 0.5 or not is_common(place) and word[0].isupper()
 
 
 def _plausible_anchor(value: str) -> bool:
@@ -173,6 +231,15 @@ def _plausible_anchor(value: str) -> bool:
     if len(words) > 1 and words[0][:1].isdigit() and words[1] in _QUANTITIES:
         return False
     return not any(w in _FUNCTION_WORDS and (w not in _NOT_PROSE or w in _ENGLISH_JOINERS) for w in words)
+
+
+def _plausible_start(text: str, start: int, end: int) -> int | None:
+    """Where a weak anchor's plausible part starts: ``new address is Valiasr St`` is the street
+    ``Valiasr St`` after prose; None when no tail of it is plausible."""
+    for word in re.finditer(r"\S+", text[start:end]):
+        if _plausible_anchor(text[start + word.start():end]):
+            return start + word.start()
+    return None
 
 
 # Units that make "<number> <unit> ..." a quantity, not a house number.
@@ -195,16 +262,31 @@ def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return merged
 
 
-def _extend(text: str, start: int, end: int, *, weak: bool) -> tuple[int, int] | None:
+def _extend(text: str, start: int, end: int, *, weak: bool, alone: bool = False) -> tuple[int, int] | None:
     """The anchor grown over the address parts around it; None for a weak anchor that has
-    none (a street name or postcode mentioned alone)."""
+    none (a street name or postcode mentioned alone) unless it may stand ``alone``."""
     within = _extend_within_part(text, end)
     right = _extend_right(text, within)
     left = _extend_left(text, start, general=weak)
     own_part = re.search(r"[^,|;·•\n:]*$", text[:start]).group(0)
-    if weak and right == within and left >= start - len(own_part):
-        return None  # nothing beyond the anchor's own part: a street or postcode named in passing
+    before = text[left:max(left, start - len(own_part))]
+    if weak and not alone and not _place_like(text[within:right]) and not _place_like(before):
+        return None  # nothing that reads as a place beyond the anchor's own part: named in passing
     return left, right
+
+
+def _place_like(parts: str) -> bool:
+    """Address parts name places: a number, a name (capitalised in the view), a known place,
+    a region or unit word. "lovely guy" after "Mill Lane" is a remark about the street."""
+    for word in re.findall(r"[\w.\-']+", parts):
+        bare = word.strip(".").lower()
+        share = capitalised_share(bare)
+        if share is not None and share < 0.5 and not word[0].isupper() and bare not in _NOT_PROSE:
+            continue  # an English word written as one ("nice stall"), whatever place shares its name
+        if any(ch.isdigit() for ch in word) or word[0].isupper() or bare in places() or bare in _NOT_PROSE \
+                or share is not None:
+            return True
+    return False
 
 
 def _extend_within_part(text: str, end: int) -> int:
@@ -223,7 +305,9 @@ def _address_prefix(part: str, allow_leading_space: bool = False) -> int:
         return 0
     for count in range(len(words), 0, -1):
         candidate = part[words[0].start():words[count - 1].end()]
-        trimmed = re.sub(r"[.!?)\]]+$", "", candidate) if not _ABBREVIATION_END.search(candidate) else candidate
+        trimmed = candidate if _ABBREVIATION_END.search(candidate) else re.sub(r"[.!?)\]]+$", "", candidate)
+        if trimmed.count("(") > trimmed.count(")") and candidate[len(trimmed):].startswith(")"):
+            trimmed += ")"  # "Milano (MI)": the bracket closes inside the part
         if trimmed and _address_like(trimmed):
             return words[0].start() + len(trimmed)
     return 0
@@ -239,12 +323,26 @@ def _extend_right(text: str, end: int) -> int:
             return end
         separator, part = match.group(1), match.group(2)
         length = _address_prefix(part)
-        if not length or (separator.strip() == "" and not _postcode_start(part[:length])):
+        if length and separator.strip() == "" and not _postcode_start(part[:length]):
+            length = _place_after_postcode(text[:end], part)
+        if not length:
             return end
         end = end + match.start(2) + length
         if length < len(part.rstrip()):
             return end  # the part went on as prose: the address ends inside it
     return end
+
+
+def _place_after_postcode(before: str, part: str) -> int:
+    """Length of a known place that follows a postcode without a comma (``M5C 1S6 CANADA``)."""
+    if not re.search(rf"(?:{_POSTCODE.pattern})$", before, re.IGNORECASE):
+        return 0
+    words = list(re.finditer(r"[^\W\d_][\w\-]*", part))
+    for count in (2, 1):
+        if len(words) >= count and part[words[0].start():words[count - 1].end()].lower() in places() \
+                and words[0].start() == 0:
+            return words[count - 1].end()
+    return 0
 
 
 def _postcode_start(part: str) -> bool:
@@ -256,6 +354,10 @@ def _postcode_start(part: str) -> bool:
 
 _UNIT_BEFORE = re.compile(
     r"(?:^|(?<=\s))(?:unit|apt\.?|apartment|flat|suite|ste\.?|room|office|#)\s*[\w\-/]*\d[\w\-/]*,?\s+$", re.IGNORECASE)
+# A unit closing a part that began as prose: "send it to flat 3b, house 7, road 2".
+_UNIT_TAIL = re.compile(rf"(?:^|(?<=\s))(?:{_UNIT_WORDS_RE})\s*[:#]?\s*[\w\-/]*\d[\w\-/]*$", re.IGNORECASE)
+# A part of the left context: up to a comma-like mark, or a slash between spaces ("Name: X / Villa 21").
+_LEFT_PART = re.compile(r"(?:^|\s/\s|[,|;·•:\n()])\s*((?:(?!\s/\s)[^,|;·•:\n()])+?)\s*,\s*$")
 
 
 def _extend_left(text: str, start: int, *, general: bool) -> int:
@@ -264,21 +366,25 @@ def _extend_left(text: str, start: int, *, general: bool) -> int:
     unit = _UNIT_BEFORE.search(text[max(0, start - 30):start])
     if unit is not None:
         start = start - (len(text[max(0, start - 30):start]) - unit.start())
+    own = re.search(r"(?:(?!\s/\s)[^,|;·•\n:])*$", text[:start]).group(0)
+    if not general and own.strip() and _UNIT_RE.match(own.strip()):
+        start -= len(own.lstrip())  # "99/12 Moo 3, Soi Sukhumvit 71": the unit in the street's own part
     if general:
-        own = re.search(r"[^,|;·•\n:]*$", text[:start]).group(0)
-        taken = _address_suffix(own)
+        taken = 0 if own.split()[-1:] and own.split()[-1].lower() in _ENGLISH_JOINERS else _address_suffix(own)
         start -= taken
         if own[:len(own) - taken].strip():
             return start  # prose before the anchor in its own part
     for _ in range(4):
-        match = re.search(r"([^,|;·•:\n()]+?)\s*,\s*$", text[:start])
+        match = _LEFT_PART.search(text[:start])
         if match is None:
             return start
         part = match.group(1)
         if _unit_or_building(part.strip()) or general and _address_like(part.strip()):
             start = match.start(1) + len(part) - len(part.lstrip())
+            general = general and not any(street.search(part) for street in _STRONG)  # only units before a street
             continue
-        taken = _address_suffix(part) if general else 0
+        tail = _UNIT_TAIL.search(part)
+        taken = _address_suffix(part) if general else len(part) - tail.start() if tail else 0
         return match.start(1) + len(part) - taken if taken else start
     return start
 
@@ -299,22 +405,29 @@ def _unit_or_building(part: str) -> bool:
         return False
     if _UNIT_RE.match(part):
         return True
-    return words[-1].lower().rstrip(".") in BUILDINGS
+    named = words[-2] if len(words) > 1 and words[-1][:1].isdigit() else words[-1]
+    return named.lower().rstrip(".") in BUILDINGS  # "Sakura Mansion 201"
 
 
-def _address_like(part: str, allow_empty: bool = False) -> bool:
+def _address_like(part: str) -> bool:
     """A part of an address: a unit, postcode, region code or a short run of place words.
     Prose gives itself away by its function words ("update my info please", "next week")."""
-    words = part.split()
+    words = [w for w in part.split() if any(ch.isalnum() for ch in w)]  # " - " joins, it is no word
     if not words:
-        return allow_empty
+        return False
     has_digit = any(ch.isdigit() for ch in part)
     if len(words) > (_PART_MAX_WORDS if has_digit else 4) or "@" in part or _PROSE_MARKS.search(part):
         return False
     if _STATE_ZIP.fullmatch(part.strip()):
         return True  # "OR 97215", "IN 46204": a state code that is also an English word
     bare = [w.strip(".,()'’\"").lower() for w in words]
-    return not any(b in _FUNCTION_WORDS and b not in _NOT_PROSE for b in bare)
+    return not any(b in _FUNCTION_WORDS and b not in _NOT_PROSE and not _unit_letter(bare, i)
+                   for i, b in enumerate(bare))
+
+
+def _unit_letter(bare: list[str], index: int) -> bool:
+    """"Station A", "Block A", "Unit A": a one-letter designator after an address word."""
+    return len(bare[index]) == 1 and index > 0 and bare[index - 1] in _NOT_PROSE
 
 
 _STATE_ZIP = re.compile(r"[a-z]{2}\.?\s+\d{5}(?:-\d{4})?", re.IGNORECASE)

@@ -17,12 +17,12 @@ _TOKEN = re.compile(r"[#№]|[^\W_]+(?:['’.-][^\W_]+)*\.?", re.UNICODE)
 
 def words_before(text: str, start: int, count: int = 4) -> list[str]:
     """Up to ``count`` lower-case words (and ``#``) right before ``start``, nearest last,
-    not reaching back over a clause break."""
+    not reaching back over a clause break; a possessive counts as its word ("mobile's")."""
     window = text[max(0, start - 80):start]
     breaks = list(_CLAUSE_BREAK.finditer(window))
     if breaks:
         window = window[breaks[-1].end():]
-    return [t.lower().rstrip(".") for t in _TOKEN.findall(window)][-count:]
+    return [re.sub(r"['’]s$", "", t.lower().rstrip(".")) for t in _TOKEN.findall(window)][-count:]
 
 
 @dataclass(frozen=True)

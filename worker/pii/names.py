@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from spacy.lang.en.stop_words import STOP_WORDS
 
-from worker.pii.lexicon import capitalised_share, gazetteer, places
+from worker.pii.lexicon import capitalised_share, gazetteer, is_common, places
 from worker.pii.numbers import LIKELY, Hit
 
 # Words that announce a name outright: an introduction, a greeting or sign-off, a name field, a title.
@@ -188,14 +188,15 @@ def known_names(text: str, entity_labels: Sequence[tuple[int, int, str]] = ()) -
     for start, end, words in _proper_runs(text):
         if words[-1].lower() in ORG_WORDS:
             continue
-        if _after_determiner(text, start):
-            continue  # "the house", "a bishop", "the Chase": a name takes no article
         score = _run_score(text, start, end, words)
+        if _after_determiner(text, start, romance_a=score >= LIKELY):
+            continue  # "the house", "a bishop", "the Chase": a name takes no article
         if score < LIKELY and (text[start:end].lower() in places() or _labelled_other(start, end, entity_labels)):
             continue  # a lone known name that is a place, or that spaCy reads as a date: "Victoria", "June"
         if score:
             start, end = _absorb_common_names(text, start, end)
-            hits.append(Hit("PERSON", start, end, score))
+            if not _after_determiner(text, start, romance_a=score >= LIKELY):
+                hits.append(Hit("PERSON", start, end, score))
     return hits
 
 
@@ -203,8 +204,14 @@ _DETERMINER = re.compile(r"(?:^|\W)(?:the|a|an|this|that|these|those|every|each|
                          re.IGNORECASE)
 
 
-def _after_determiner(text: str, start: int) -> bool:
-    return bool(_DETERMINER.search(text[max(0, start - 12):start]))
+def _after_determiner(text: str, start: int, *, romance_a: bool = False) -> bool:
+    """``romance_a``: "a" before a full name, after a word that is not English, is the
+    preposition of Italian, Spanish or Portuguese ("intestato a Matteo Ferraris")."""
+    match = _DETERMINER.search(text[max(0, start - 12):start])
+    if match is None or not romance_a or match.group(0).strip().lower() != "a":
+        return match is not None
+    before = re.search(r"([^\W\d_]+)\W+a\s+$", text[max(0, start - 40):start])
+    return before is None or is_common(before.group(1).lower())
 
 
 def _absorb_common_names(text: str, start: int, end: int) -> tuple[int, int]:

@@ -45,6 +45,7 @@ BUSINESS = Cues.of([
     "account", "acct", "timestamp", "epoch", "unix", "rgb", "hex", "isbn-10", "isbn-13", "ein", "ean", "upc",
     "pedido", "factura", "bestellung", "rechnung", "commande", "facture", "ordine", "fattura", "pedido nº",
     "manuscript", "doi", "pmid", "arxiv", "rule", "cve", "sample", "plate", "well", "lane", "slot", "shelf",
+    "customer number", "customer no", "client number", "client no", "abn", "acn", "company number", "crn",
 ])
 
 PHONE_CUES = Cues.of([
@@ -72,7 +73,7 @@ _PHONE = re.compile(
     r"(?<![\w+@/\\\-])(?<![\w.]\.(?=\d))"
     r"(?P<body>(?:(?:\+|00)\d{1,3}[ .\-]?)?(?:\(\d{1,5}\)[ .\-]?)?"
     r"\d(?:\d|[ .\-](?=\d)|[ .\-]?\((?=\d)|\)[ .\-]?(?=\d)){5,22}\d)"
-    r"(?P<ext>\s*(?:x|ext\.?|extension|#)\s*\d{1,6})?"
+    r"(?P<ext>\s*(?:x|ext\.?|extension|loc\.?|local|#)\s*\d{1,6})?"
     r"(?![\w@]|[.\-/:]\d)",
     re.IGNORECASE,
 )
@@ -85,8 +86,17 @@ _SPOKEN = re.compile(
     re.IGNORECASE)
 
 
+# 1-800-FLOWERS: a toll-free number spelled in letters.
+_VANITY = re.compile(r"(?<![\w\-])1[-. ]?8(?:00|88|77|66|55|44|33)[-. ](?=[\w\-]*[a-z])(?=(?:[a-z0-9]-?){4})"
+                     r"[a-z0-9]+(?:-[a-z0-9]+){0,3}(?![\w\-])", re.IGNORECASE)
+# wa.me/447700900873: a WhatsApp click-to-chat link carries the number whole.
+_CHAT_LINK = re.compile(r"(?<=wa\.me/)\+?\d{7,15}(?!\d)", re.IGNORECASE)
+
+
 def phones(text: str) -> list[Hit]:
     hits = [hit for match in _PHONE.finditer(text) if (hit := _phone(text, match)) is not None]
+    hits += [Hit("PHONE_NUMBER", m.start(), m.end(), LIKELY) for m in _VANITY.finditer(text)]
+    hits += [Hit("PHONE_NUMBER", m.start(), m.end(), LIKELY) for m in _CHAT_LINK.finditer(text)]
     hits += [Hit("PHONE_NUMBER", m.start(), m.end(), LIKELY if _phone_cue(text, m.start()) else UNCERTAIN)
              for m in _SPOKEN.finditer(text)]
     return hits
@@ -124,16 +134,22 @@ _WEAK_PHONE = frozenset({"on", "at", "m", "t", "p", "o", "w", "h", "ph", "number
 
 def phone_in_context(text: str, start: int, value: str) -> bool:
     """Whatever found it, a "phone number" shaped like a date, a version, an ISBN or a
-    year-numbered id, or announced as a business number ("order 4500182733") unless a phone
-    word stands closer to it, is not one."""
+    year-numbered id, a bare run of digits no phone word announces, or a number announced
+    as a business number ("order 4500182733") unless a phone word stands closer to it, is
+    not one."""
     value = value.strip()
-    if _DATE.fullmatch(value) or _NOT_A_PHONE.fullmatch(value):
-        return False
+    if len(re.sub(r"[\W_]", "", value)) < 7 or _DATE.fullmatch(value) or _NOT_A_PHONE.fullmatch(value) \
+            or _VERSION_PART.search(value) or _card_shaped(value):
+        return False  # a short code or extension alone ("1647") reaches no one person; 1-800-FLOWERS does
+    if value.isdigit() and len(value) <= 8 and not _phone_cue(text, start):
+        return False  # "sysUpTime 48213377 ticks", "Din pakke 77182031": a counter or a parcel as likely
     before = words_before(text, start, 6)
     near = 1 if value.startswith(("+", "(")) else 6  # "+44 ..." is a phone unless labelled right before it
-    if not BUSINESS.found_in(before[-near:]):
+    business = [i for i in range(len(before)) if BUSINESS.found_in(before[i:]) and i >= len(before) - near]
+    if not business:
         return True
-    return any(word in PHONE_CUES.words - _WEAK_PHONE for word in before)  # a phone word anywhere near wins
+    strong = PHONE_CUES.words - _WEAK_PHONE
+    return any(word in strong for word in before[business[-1]:])  # the nearer word decides
 
 
 # Shapes phone-number parsers accept that are something else: versions with a one-digit
@@ -141,6 +157,19 @@ def phone_in_context(text: str, start: int, value: str) -> bool:
 # triples (30/144/255).
 _NOT_A_PHONE = re.compile(r"(?:\d+\.)+\d+(?<=\.\d)|\d+(?:\.\d+)*\.\d\.\d+(?:\.\d+)*|(?:19|20)\d\d[-./]\d+|"
                           r"\d{1,5}-\d{2,7}-\d{2,7}-[\dx]|\d{1,3}/\d{1,3}/\d{1,3}|97[89]-?\d[\d\-]{9,15}", re.I)
+
+
+# A one-digit part after a dot: "4.18.0-477.27.1" is a version ("1.800.555.0199" is not).
+_VERSION_PART = re.compile(r"\.\d(?:[.\-]|$)")
+
+
+def _card_shaped(value: str) -> bool:
+    """``4907 4391 5000 8063`` passes for a German number without "+"; grouped as a card and
+    starting like one, it is a card number (a valid one or a mistyped one)."""
+    groups = tuple(len(g) for g in re.split(r"[ \-]", value))
+    digits = re.sub(r"[ \-]", "", value)
+    return digits.isdigit() and 13 <= len(digits) <= 19 and (groups in _CARD_GROUPS or len(groups) == 1) \
+        and card_network(digits)
 
 
 def _phone_cue(text: str, start: int) -> bool:
@@ -212,8 +241,8 @@ def _card_score(text: str, start: int, raw: str, digits: str) -> float:
         return CERTAIN
     if cue and (network or luhn_valid(digits)):
         return LIKELY if luhn_valid(digits) else UNCERTAIN
-    if card_shaped and len(groups) > 1:
-        return UNCERTAIN  # grouped like a card, check digit wrong: a mistyped card is still a card
+    if card_shaped:
+        return UNCERTAIN  # a card's network and length, check digit wrong: a mistyped card is still a card
     return 0.0
 
 

@@ -89,3 +89,18 @@ january february march april may june july august september october november dec
 aug sep sept oct nov dec monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur
 thurs fri sat sun christmas easter ramadan diwali eid hanukkah thanksgiving halloween
 """.split())
+# Nationality and language adjectives: "Belgian IBAN", "Norwegian passport" name no one.
+DEMONYMS = frozenset("""
+afghan albanian algerian american andorran angolan argentine argentinian armenian australian austrian
+azerbaijani bahraini bangladeshi belarusian belgian bolivian bosnian brazilian british bulgarian burmese
+cambodian cameroonian canadian chilean chinese colombian congolese croatian cuban cypriot czech danish dutch
+ecuadorian egyptian emirati english estonian ethiopian european filipino finnish french georgian german
+ghanaian greek guatemalan haitian honduran hungarian icelandic indian indonesian iranian iraqi irish israeli
+italian ivorian jamaican japanese jordanian kazakh kenyan korean kosovar kuwaiti kyrgyz latvian lebanese
+libyan lithuanian luxembourgish macedonian malagasy malaysian maltese mexican moldovan mongolian montenegrin
+moroccan mozambican namibian nepalese nigerian norwegian omani pakistani palestinian panamanian paraguayan
+peruvian polish portuguese qatari romanian russian rwandan saudi scottish senegalese serbian singaporean
+slovak slovakian slovenian somali spanish sudanese swedish swiss syrian taiwanese tajik tanzanian thai
+tunisian turkish turkmen ugandan ukrainian uruguayan uzbek venezuelan vietnamese welsh yemeni zambian
+zimbabwean deutsch deutsche deutscher français française española español italiano italiana portugués
+""".split())

@@ -4,6 +4,8 @@ names announced by their context."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from worker.pii import addresses, identifiers, names, numbers
@@ -75,11 +77,17 @@ def test_cards_versions_short_codes_and_bare_counters_are_not_phone_numbers_whoe
     assert not numbers.phone_in_context(view, view.lower().index(value.lower()), value)
 
 
-def test_the_nearer_of_a_business_word_and_a_phone_word_decides():
-    near_business = canonical_view("calling back about ticket 40718822 later").text
-    near_phone = canonical_view("ticket done, call me on 40718822 later").text
-    assert not numbers.phone_in_context(near_business, near_business.index("40718822"), "40718822")
-    assert numbers.phone_in_context(near_phone, near_phone.index("40718822"), "40718822")
+@pytest.mark.parametrize("text, phone", [
+    ("calling back about ticket 40718822 later", False),     # the business word names the number
+    ("calling back about order no. 40718822 later", False),
+    ("ticket done, call me on 40718822 later", True),        # a phone word between them
+    ("my phone number for the order is 0917 555 2841", True),  # the order does not name the number
+    ("the order is 0917 555 2841 or so", False),             # a business word and no phone word
+])
+def test_a_business_word_keeps_a_number_it_names_and_a_phone_word_wins_otherwise(text, phone):
+    view = canonical_view(text).text
+    value = re.search(r"\d[\d ]*\d", view).group(0)
+    assert numbers.phone_in_context(view, view.index(value), value) is phone
 
 
 def test_cards_certain_by_check_digit_uncertain_when_mistyped_and_ignored_when_ungrouped_and_unannounced():

@@ -134,9 +134,9 @@ _WEAK_PHONE = frozenset({"on", "at", "m", "t", "p", "o", "w", "h", "ph", "number
 
 def phone_in_context(text: str, start: int, value: str) -> bool:
     """Whatever found it, a "phone number" shaped like a date, a version, an ISBN or a
-    year-numbered id, a bare run of digits no phone word announces, or a number announced
-    as a business number ("order 4500182733") unless a phone word stands closer to it, is
-    not one."""
+    year-numbered id, a bare run of digits no phone word announces, a number a business word
+    names ("ticket 3318802", "order no. 4500182733"), or one a business word announces with
+    no phone word near ("the order is 4500182733"), is not one."""
     value = value.strip()
     if len(re.sub(r"[\W_]", "", value)) < 7 or _DATE.fullmatch(value) or _NOT_A_PHONE.fullmatch(value) \
             or _VERSION_PART.search(value) or _card_shaped(value):
@@ -149,7 +149,9 @@ def phone_in_context(text: str, start: int, value: str) -> bool:
     if not business:
         return True
     strong = PHONE_CUES.words - _WEAK_PHONE
-    return any(word in strong for word in before[business[-1]:])  # the nearer word decides
+    if all(word in _NUMBER_WORDS for word in before[business[-1] + 1:]):
+        return False  # "calling about ticket 3318802": the business word names this number
+    return any(word in strong for word in before)  # "my phone number for the order is ...": a phone word wins
 
 
 # Shapes phone-number parsers accept that are something else: versions with a one-digit
@@ -159,6 +161,8 @@ _NOT_A_PHONE = re.compile(r"(?:\d+\.)+\d+(?<=\.\d)|\d+(?:\.\d+)*\.\d\.\d+(?:\.\d
                           r"\d{1,5}-\d{2,7}-\d{2,7}-[\dx]|\d{1,3}/\d{1,3}/\d{1,3}|97[89]-?\d[\d\-]{9,15}", re.I)
 
 
+# Words between a business word and its number ("order no. 12", "ticket # 4", "case id: 7").
+_NUMBER_WORDS = frozenset({"#", "no", "nr", "num", "number", "id", "ref", "n", "nº", "№"})
 # A one-digit part after a dot: "4.18.0-477.27.1" is a version ("1.800.555.0199" is not).
 _VERSION_PART = re.compile(r"\.\d(?:[.\-]|$)")
 

@@ -43,7 +43,7 @@ _RELATIONSHIPS = text(
 )
 
 
-def _iso(value: Any) -> str | None:
+def iso(value: Any) -> str | None:
     return value.isoformat() if value is not None else None
 
 
@@ -70,11 +70,11 @@ def memory_view(engine: Any, org_id: str, memory_id: str,
     return {
         "memory_id": str(row.id), "org_id": org_id, "agent_id": row.agent_id, "status": row.status,
         "content": row.content, "source": row.source, "category": row.category, "confidence": row.confidence,
-        "labels": row.labels, "valid_from": _iso(row.valid_from), "valid_until": _iso(row.valid_until),
-        "retrieval_count": row.retrieval_count, "last_retrieved_at": _iso(row.last_retrieved_at),
+        "labels": row.labels, "valid_from": iso(row.valid_from), "valid_until": iso(row.valid_until),
+        "retrieval_count": row.retrieval_count, "last_retrieved_at": iso(row.last_retrieved_at),
         "pii": pii_summary(row.pii_report), "metadata": row.metadata,
         "created_by_job": str(row.created_by_job) if row.created_by_job else None,
-        "created_at": _iso(row.created_at), "updated_at": _iso(row.updated_at),
+        "created_at": iso(row.created_at), "updated_at": iso(row.updated_at),
     }
 
 
@@ -93,5 +93,5 @@ def relationships_view(engine: Any, org_id: str, memory_id: str,
         outgoing = str(r.source_memory_id) == memory_id
         links.append({"type": r.relationship_type, "direction": "outgoing" if outgoing else "incoming",
                       "memory_id": str(r.target_memory_id if outgoing else r.source_memory_id),
-                      "evidence": r.evidence, "decided_by": r.decided_by, "created_at": _iso(r.created_at)})
+                      "evidence": r.evidence, "decided_by": r.decided_by, "created_at": iso(r.created_at)})
     return {"memory_id": memory_id, "relationships": links}

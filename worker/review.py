@@ -26,12 +26,12 @@ import structlog
 from sqlalchemy import bindparam, text
 from sqlalchemy.dialects.postgresql import ARRAY, TEXT
 
-from worker import jobs
+from worker import corpus, jobs
 from worker.cursor import page, page_start
 from worker.db import tenant_tx
 from worker.errors import FieldIssue, IbexError, ValidationFailed
 from worker.publish import publish
-from worker.reads import pii_summary
+from worker.reads import iso, pii_summary
 
 log = structlog.get_logger("ibex.review")
 
@@ -75,12 +75,6 @@ _LABELS = text("SELECT label, confidence FROM memory_labels WHERE org_id = :org_
 _RELEASE_RUNNING = text(
     "SELECT id FROM memory_write_jobs WHERE org_id = :org_id AND release_of = :id AND status IN ('queued', 'running')"
 )
-_LOCK_CORPUS = text(
-    "INSERT INTO memory_agent_corpus (org_id, agent_id) VALUES (:org_id, :agent_id) "
-    "ON CONFLICT (org_id, agent_id) DO UPDATE SET version = memory_agent_corpus.version RETURNING version"
-)
-_BUMP_CORPUS = text("UPDATE memory_agent_corpus SET version = version + 1, updated_at = now() "
-                    "WHERE org_id = :org_id AND agent_id = :agent_id")
 _DELETE_LABELS = text("DELETE FROM memory_labels WHERE org_id = :org_id AND memory_id = :id")
 _DELETE_RELATIONSHIPS = text(
     "DELETE FROM memory_relationships WHERE org_id = :org_id AND (source_memory_id = :id OR target_memory_id = :id)"
@@ -141,8 +135,8 @@ def list_quarantined(engine: Any, org_id: str, limit: int = 50, cursor: str | No
 def _quarantined_view(row: Any) -> dict[str, Any]:
     return {"memory_id": str(row.id), "agent_id": row.agent_id, "content": row.content, "source": row.source,
             "metadata": row.metadata, "pii": pii_summary(row.pii_report),
-            "valid_from": _iso(row.valid_from), "valid_until": _iso(row.valid_until),
-            "created_at": _iso(row.created_at)}
+            "valid_from": iso(row.valid_from), "valid_until": iso(row.valid_until),
+            "created_at": iso(row.created_at)}
 
 
 def release(engine: Any, app: Any, settings: Any, org_id: str, memory_id: str, note: str | None,
@@ -170,7 +164,7 @@ def release(engine: Any, app: Any, settings: Any, org_id: str, memory_id: str, n
 
 
 def _release_request(row: Any, note: str | None) -> dict[str, Any]:
-    request = {"source": row.source, "valid_from": _iso(row.valid_from), "valid_until": _iso(row.valid_until),
+    request = {"source": row.source, "valid_from": iso(row.valid_from), "valid_until": iso(row.valid_until),
                "metadata": row.metadata or {}}
     if note:
         request["note"] = note
@@ -191,13 +185,13 @@ def delete(engine: Any, org_id: str, memory_id: str, decided_by: str, agent_ids:
         agent = conn.execute(_MEMORY_AGENT, {"org_id": org_id, "id": key}).first()
         if agent is None or (agent_ids is not None and agent.agent_id not in agent_ids):
             raise MemoryNotFound("memory not found")
-        conn.execute(_LOCK_CORPUS, {"org_id": org_id, "agent_id": agent.agent_id})  # persist's lock order
+        corpus.lock(conn, org_id, agent.agent_id)  # persist's lock order
         row = _visible(conn.execute(_MEMORY_FOR_UPDATE, {"org_id": org_id, "id": key}).first(), agent_ids)
         if row.deleted_at is not None:
             return False
         counts = erase(conn, org_id, key, decided_by)
         if row.status == "active":
-            conn.execute(_BUMP_CORPUS, {"org_id": org_id, "agent_id": row.agent_id})
+            corpus.bump(conn, org_id, row.agent_id)
         conn.execute(AUDIT, {"org_id": org_id, "agent_id": row.agent_id, "memory_id": key, "action": "delete",
                              "outcome": "deleted", "result_memory_id": None, "decided_by": decided_by,
                              "note": None, "job_id": None})
@@ -227,7 +221,3 @@ def _visible(row: Any, agent_ids: Sequence[str] | None) -> Any:
     if row is None or (agent_ids is not None and row.agent_id not in agent_ids):
         raise MemoryNotFound("memory not found")
     return row
-
-
-def _iso(value: Any) -> str | None:
-    return value.isoformat() if value is not None else None

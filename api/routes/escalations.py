@@ -19,14 +19,12 @@ from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Request
-from fastapi.exceptions import RequestValidationError
-from pydantic import ValidationError
 
 from api.auth import agent_filter, authenticate
 from api.deps import api_state, blocking
 from api.errors import ApiError, from_ibex_error, unavailable
 from api.openapi import error_responses, success_headers
-from api.routes.memories import parse_json
+from api.routes.memories import parse_model
 from api.schemas import EscalationList, ResolvedEscalation, ResolveIn
 from worker.apikeys import ApiKey
 from worker.errors import TransientError, ValidationFailed
@@ -69,7 +67,7 @@ async def list_escalations(
 ) -> Any:
     state = api_state(request)
     if cursor and not well_formed_cursor(cursor):
-        raise _invalid("cursor", "is not a cursor this service returned")
+        raise invalid_field("cursor", "is not a cursor this service returned")
     try:
         page = await blocking(service.list_escalations, state.engine, key.org_id, status, limit, cursor or None,
                               agent_filter(key))
@@ -82,7 +80,7 @@ async def list_escalations(
 
 async def resolve_escalation(escalation_id: str, request: Request, key: ApiKey = Depends(authenticate)) -> Any:
     state = api_state(request)
-    body = _resolve_body(await request.body())
+    body = parse_model(ResolveIn, await request.body())
     try:
         return await blocking(service.resolve, state.engine, key.org_id, escalation_id, body.outcome, body.note,
                               f"api_key:{key.id}", state.cache, agent_filter(key))
@@ -96,17 +94,7 @@ async def resolve_escalation(escalation_id: str, request: Request, key: ApiKey =
         raise unavailable(state.settings, keyed=False) from None
 
 
-def _resolve_body(raw: bytes) -> ResolveIn:
-    """Read after authentication (a request without a key is a 401 whatever its body), as
-    the write routes do; a bad body answers FastAPI's 422, rewritten to name fields only."""
-    try:
-        return ResolveIn.model_validate(parse_json(raw))
-    except ValidationError as exc:
-        errors = exc.errors(include_url=False, include_input=False, include_context=False)
-        raise RequestValidationError([{**e, "loc": ("body", *e["loc"])} for e in errors]) from None
-
-
-def _invalid(field: str, issue: str) -> ApiError:
+def invalid_field(field: str, issue: str) -> ApiError:
     return ApiError(422, "VALIDATION_ERROR", f"invalid fields: {field}", details=[{"field": field, "issue": issue}])
 
 

@@ -13,16 +13,14 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Depends, Header, Query, Request
-from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
-from pydantic import ValidationError
 
 from api.auth import agent_filter, authenticate
 from api.deps import api_state, blocking
 from api.errors import ApiError, from_ibex_error, unavailable
 from api.openapi import error_responses, success_headers
-from api.routes.escalations import CURSOR_MAX_CHARS, well_formed_cursor
-from api.routes.memories import accepted_or_final, parse_json
+from api.routes.escalations import CURSOR_MAX_CHARS, invalid_field, well_formed_cursor
+from api.routes.memories import accepted_or_final, parse_model
 from api.schemas import Accepted, Created, QuarantineList, ReleaseIn
 from worker import review
 from worker.apikeys import ApiKey
@@ -69,8 +67,7 @@ async def list_quarantine(
 ) -> Any:
     state = api_state(request)
     if cursor and not well_formed_cursor(cursor):
-        raise ApiError(422, "VALIDATION_ERROR", "invalid fields: cursor",
-                       details=[{"field": "cursor", "issue": "is not a cursor this service returned"}])
+        raise invalid_field("cursor", "is not a cursor this service returned")
     try:
         page = await blocking(review.list_quarantined, state.engine, key.org_id, limit, cursor or None,
                               agent_filter(key))
@@ -119,11 +116,5 @@ async def delete_memory(memory_id: str, request: Request, key: ApiKey = Depends(
 
 def _release_body(raw: bytes) -> ReleaseIn:
     """An empty body is a release without a note."""
-    if not raw.strip():
-        return ReleaseIn()
-    try:
-        return ReleaseIn.model_validate(parse_json(raw))
-    except ValidationError as exc:
-        errors = exc.errors(include_url=False, include_input=False, include_context=False)
-        raise RequestValidationError([{**e, "loc": ("body", *e["loc"])} for e in errors]) from None
+    return parse_model(ReleaseIn, raw) if raw.strip() else ReleaseIn()
 

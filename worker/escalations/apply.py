@@ -27,6 +27,7 @@ from typing import Any
 
 from sqlalchemy import text
 
+from worker import corpus
 from worker.escalations.classifiers import MemoryFact, order_pair
 
 _LOCK_CLAIMED = text(
@@ -34,14 +35,6 @@ _LOCK_CLAIMED = text(
     "AND lease_token = :token AND status = 'claimed' FOR UPDATE"
 )
 _LOCK_ANY = text("SELECT * FROM memory_conflict_escalations WHERE org_id = :org_id AND id = :id FOR UPDATE")
-_LOCK_CORPUS = text(
-    "INSERT INTO memory_agent_corpus (org_id, agent_id) VALUES (:org_id, :agent_id) "
-    "ON CONFLICT (org_id, agent_id) DO UPDATE SET version = memory_agent_corpus.version RETURNING version"
-)
-_BUMP_CORPUS = text(
-    "UPDATE memory_agent_corpus SET version = version + 1, updated_at = now() "
-    "WHERE org_id = :org_id AND agent_id = :agent_id"
-)
 _LOCK_MEMORIES = text(
     "SELECT id, content, status, valid_from, valid_until, subject_key, created_at FROM memories "
     "WHERE org_id = :org_id AND id IN (:a, :b) ORDER BY id FOR UPDATE"
@@ -112,7 +105,7 @@ def apply(conn: Any, escalation: Any, decision: Decision) -> Applied:
 def _supersede(conn: Any, escalation: Any, decision: Decision,
                evidence: dict[str, Any]) -> tuple[dict[str, str], list[str]]:
     org_id = escalation.org_id
-    conn.execute(_LOCK_CORPUS, {"org_id": org_id, "agent_id": escalation.agent_id})
+    corpus.lock(conn, org_id, escalation.agent_id)
     rows = conn.execute(_LOCK_MEMORIES, {"org_id": org_id, "a": escalation.memory_id,
                                          "b": escalation.candidate_id}).all()
     facts = [MemoryFact(str(r.id), "", r.valid_from, r.valid_until, r.subject_key, r.created_at) for r in rows]
@@ -123,7 +116,7 @@ def _supersede(conn: Any, escalation: Any, decision: Decision,
     conn.execute(_SUPERSEDE, {"org_id": org_id, "id": older.memory_id, "status": status_after,
                               "valid_until": valid_until})
     if status_after != status_before:
-        conn.execute(_BUMP_CORPUS, {"org_id": org_id, "agent_id": escalation.agent_id})
+        corpus.bump(conn, org_id, escalation.agent_id)
     evidence = {**evidence, "interval": interval, "older_status_before": status_before}
     link = _relate(conn, org_id, newer.memory_id, older.memory_id, "supersedes", evidence, decision.decided_by)
     return link, [older.memory_id] if status_after != status_before else []

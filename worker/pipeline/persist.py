@@ -27,7 +27,7 @@ from typing import Any
 from pgvector.sqlalchemy import Vector
 from sqlalchemy import bindparam, text
 
-from worker import jobs, review
+from worker import corpus, jobs, review
 from worker.adapters.embedder import EMBEDDING_DIM
 from worker.db import tenant_tx
 from worker.errors import LeaseLost, PermanentError
@@ -45,15 +45,6 @@ class PersistOutcome:
     cache_evict: list[str] = field(default_factory=list)  # memories this write superseded
 
 
-_LOCK_CORPUS = text(
-    "INSERT INTO memory_agent_corpus (org_id, agent_id) VALUES (:org_id, :agent_id) "
-    "ON CONFLICT (org_id, agent_id) DO UPDATE SET version = memory_agent_corpus.version "
-    "RETURNING version"
-)
-_BUMP_CORPUS = text(
-    "UPDATE memory_agent_corpus SET version = version + 1, updated_at = now() "
-    "WHERE org_id = :org_id AND agent_id = :agent_id"
-)
 _BUMP_RETRIEVAL = text(
     "UPDATE memories SET retrieval_count = retrieval_count + 1, last_retrieved_at = now(), updated_at = now() "
     "WHERE org_id = :org_id AND id = :id RETURNING retrieval_count"
@@ -101,7 +92,7 @@ def run(ctx: WriteContext, deps: Any) -> PersistOutcome:
     ctx.timings_ms.pop("persist", None)
     started = time.perf_counter()
     with tenant_tx(deps.engine, ctx.org_id) as conn:
-        version = int(conn.execute(_LOCK_CORPUS, {"org_id": ctx.org_id, "agent_id": ctx.agent_id}).scalar_one())
+        version = corpus.lock(conn, ctx.org_id, ctx.agent_id)
         if not jobs.holds_lease(conn, ctx):
             raise LeaseLost("job lease lost before persist")
         if ctx.release_of and conn.execute(_QUARANTINED, {"org_id": ctx.org_id, "id": ctx.release_of}).first() is None:
@@ -167,7 +158,7 @@ def _create(conn: Any, ctx: WriteContext, deps: Any, started: float) -> PersistO
     _apply_supersessions(conn, ctx, memory_id, plan)
     escalation_ids = _escalate(conn, ctx, memory_id, plan)
     if status == "active" or plan.get("supersedes"):
-        conn.execute(_BUMP_CORPUS, {"org_id": ctx.org_id, "agent_id": ctx.agent_id})
+        corpus.bump(conn, ctx.org_id, ctx.agent_id)
     body = {"job_id": ctx.job_id, "memory_id": memory_id, "status": status, "outcome": outcome,
             "near_duplicates": [{"memory_id": c["memory_id"], "similarity": c["similarity"]} for c in ctx.near_duplicates],
             "supersedes": list(plan.get("supersedes", [])), "superseded_by": list(plan.get("superseded_by", [])),

@@ -66,8 +66,11 @@ def run_batch(ctxs: Sequence[WriteContext], deps: Any) -> list[WriteContext]:
     if len(outcomes) != len(unique):
         raise TransientError("PII analysis returned a wrong number of results", code="PII_ANALYSIS_FAILED")
     by_text = dict(zip(unique, outcomes))
-    for index, ctx in enumerate(ctxs):
-        _apply(ctx, [(item, by_text[item.text]) for item in texts if item.job == index], deps, len(ctxs))
+    per_job: list[list[tuple[_Text, Any]]] = [[] for _ in ctxs]
+    for item in texts:
+        per_job[item.job].append((item, by_text[item.text]))
+    for ctx, analysed in zip(ctxs, per_job):
+        _apply(ctx, analysed, deps, len(ctxs))
     return list(ctxs)
 
 

@@ -266,8 +266,9 @@ class ResolveIn(BaseModel):
 
     outcome: Literal["supersedes", "contradicts", "compatible"]
     note: str | None = Field(None, max_length=NOTE_MAX_CHARS, pattern=NO_NUL_PATTERN,
-                             description="why; stored as the decision reason (blank or absent: \"resolved by "
-                                         "a person\"); never echoed in an error")
+                             description="why; stored as the decision reason after the PII analysis every "
+                                         "write gets, personal data replaced by placeholders (blank or absent: "
+                                         "\"resolved by a person\"); never echoed in an error")
 
 
 # ---------------------------------------------------------------- quarantine review

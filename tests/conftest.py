@@ -220,6 +220,18 @@ def query(engine: Any, sql: str, **params: Any) -> list[Any]:
         return list(conn.execute(text(sql), params))
 
 
+# Every table that holds a tenant's rows (org_id column): where a leak test looks for values.
+TENANT_TABLES = ("memories", "memory_write_jobs", "memory_labels", "memory_relationships",
+                 "memory_conflict_escalations", "memory_conflict_decisions", "memory_idempotency_keys",
+                 "memory_review_decisions")
+
+
+def tenant_rows(engine: Any, table: str, org: str) -> list[str]:
+    """The org's rows of ``table``, each as PostgreSQL's text form of the whole row."""
+    return [row.row_text for row in query(engine, f"SELECT r::text AS row_text FROM {table} r WHERE org_id = :o",
+                                          o=org)]
+
+
 def read_counter(metrics_dir: Path, name: str) -> float:
     """Sum a counter across every process that wrote to a multiprocess metrics folder."""
     from prometheus_client import CollectorRegistry

@@ -23,6 +23,7 @@ log = structlog.get_logger("ibex.runtime")
 
 _deps: StageDeps | None = None
 _lock = threading.Lock()
+_shared_redactor: Any = None
 
 
 def build_deps(settings: Settings, *, with_pii: bool, with_embedder: bool,
@@ -65,6 +66,16 @@ def load_redactor(settings: Settings) -> Any:
     redactor.redact_many(["Warm-up text for the analyzer."])  # first call builds lazy state
     log.info("model_loaded", model="pii", name=redactor.name)
     return redactor
+
+
+def shared_redactor(settings: Settings) -> Any:
+    """The PII redactor of a process outside the pipeline (the API, the CLI) for the text a
+    person types there, such as an escalation's note: loaded on first use, then kept."""
+    global _shared_redactor
+    with _lock:
+        if _shared_redactor is None:
+            _shared_redactor = load_redactor(settings)
+        return _shared_redactor
 
 
 def load_embedder(settings: Settings) -> Any:

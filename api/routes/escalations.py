@@ -29,6 +29,7 @@ from api.schemas import EscalationList, ResolvedEscalation, ResolveIn
 from worker.apikeys import ApiKey
 from worker.errors import TransientError, ValidationFailed
 from worker.escalations import service
+from worker.runtime import shared_redactor
 
 DEFAULT_LIMIT = 50
 CURSOR_MAX_CHARS = 256
@@ -83,7 +84,8 @@ async def resolve_escalation(escalation_id: str, request: Request, key: ApiKey =
     body = parse_model(ResolveIn, await request.body())
     try:
         return await blocking(service.resolve, state.engine, key.org_id, escalation_id, body.outcome, body.note,
-                              f"api_key:{key.id}", state.cache, agent_filter(key))
+                              f"api_key:{key.id}", state.cache, agent_filter(key),
+                              note_redactor=lambda: shared_redactor(state.settings))
     except service.EscalationNotFound:
         raise ApiError(404, "NOT_FOUND", "no such escalation") from None
     except service.EscalationAlreadyResolved as exc:

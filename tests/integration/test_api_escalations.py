@@ -12,7 +12,7 @@ import uuid
 from typing import Any
 
 from tests.api_support import api, assert_envelope, make_key  # noqa: F401
-from tests.conftest import memory, new_scope
+from tests.conftest import TENANT_TABLES, memory, new_scope, tenant_rows
 from tests.escalation_support import (
     COMPATIBLE, CONTRADICTS, JAN, JUN, NEGATED, SEP, UNDECIDED, decisions, escalate_pairs, escalation, numbered,
     settled, start_poller, wait_until,
@@ -222,6 +222,27 @@ def test_a_bad_decision_is_a_422_naming_the_field_and_never_echoing_the_note(api
     assert_envelope(no_key, 401, "UNAUTHENTICATED")  # the key is checked before the body
     assert escalation(engine, pair.escalation_id).status == "pending"
     assert decisions(engine, pair.escalation_id) == []
+
+
+def test_a_note_is_stored_and_answered_with_its_personal_data_as_placeholders(api, engine):
+    org, agent = new_scope(), new_scope("agent")
+    [pair] = escalate_pairs(engine, org, agent, [numbered(CONTRADICTS, 1)])
+    key, _ = key_with_id(engine, org)
+    name, phone, card = "Wanjiru Kamau", "+44 7700 900461", "4111 1111 1111 1112"
+    note = f"Checked with {name} on {phone}; the card {card} is not hers."
+    with api.client(key) as client:
+        response = resolve(client, pair.escalation_id, "contradicts", note)
+        relationships = client.get(f"/v1/memories/{pair.newer_id}/relationships").text
+        shown = client.get("/v1/escalations?status=resolved").text
+
+    assert response.status_code == 200, response.text
+    assert response.json()["decision_reason"] == "Checked with [PERSON] on [PHONE_NUMBER]; the card [CREDIT_CARD?] " \
+                                                 "is not hers."
+    haystacks = {"response": response.text, "relationships": relationships, "list": shown,
+                 "api log": api.log_text(),
+                 **{table: "\n".join(tenant_rows(engine, table, org)) for table in TENANT_TABLES}}
+    pieces = (name, "Wanjiru", "Kamau", phone, "900461", card, "1112")
+    assert [(where, piece) for where, text in haystacks.items() for piece in pieces if piece in text] == []
 
 
 def test_contradictory_facts_written_over_http_are_decided_by_the_worker_and_a_person_finishes_the_rest(

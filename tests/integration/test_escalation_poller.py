@@ -10,12 +10,19 @@ import psycopg
 import pytest
 from sqlalchemy import text
 
-from tests.conftest import fetch_memory, new_scope, query, read_counter
+from tests.conftest import fetch_memory, make_settings, new_scope, query, read_counter
 from tests.escalation_support import (
     COMPATIBLE, CONTRADICTS, JAN, JUN, NEGATED, UNDECIDED, FakeModel, Reply, completion, decisions, escalate_pairs,
     escalation, log_events, read_gauge, read_labelled_counter, relationships, settled, start_poller, wait_until,
 )
+from worker.errors import TransientError
 from worker.escalations import service
+from worker.runtime import shared_redactor
+
+
+def notes() -> object:
+    """The PII redactor a person's note goes through (the real one, loaded once)."""
+    return shared_redactor(make_settings())
 
 
 def test_the_rules_classifier_decides_each_pair_and_records_who_decided_and_why(infra, engine):
@@ -195,6 +202,7 @@ def test_a_quarantined_memory_is_never_sent_to_a_model_and_goes_to_a_person(engi
 def test_a_persons_decision_is_never_overridden_by_a_later_automatic_one(infra, engine):
     org, agent = new_scope(), new_scope("agent")
     [item] = escalate_pairs(engine, org, agent, [CONTRADICTS])
+    notes()  # loaded before the race: the person's decision must land while the model is still thinking
     asked = threading.Event()
 
     def answer(body, n):
@@ -208,7 +216,7 @@ def test_a_persons_decision_is_never_overridden_by_a_later_automatic_one(infra, 
             assert asked.wait(30), "the poller never asked the model"
             assert escalation(engine, item.escalation_id).status == "claimed"
             service.resolve(engine, org, item.escalation_id, "compatible", "Both ports are in use.",
-                            "api_key:0f1e2d3c")
+                            "api_key:0f1e2d3c", note_redactor=notes)
             poller.wait_for_log("escalation_fenced", timeout=30)
         finally:
             poller.stop()
@@ -241,6 +249,24 @@ def test_the_database_refuses_a_second_final_decision_and_an_anonymous_one(engin
     assert isinstance(anonymous.value.orig, psycopg.errors.CheckViolation)
 
 
+
+def test_a_note_whose_analysis_fails_refuses_the_decision_and_stores_nothing(engine):
+    class BrokenAnalyzer:
+        def redact_many(self, texts):
+            raise RuntimeError(f"model crashed on {texts[0]}")
+
+    org, agent = new_scope(), new_scope("agent")
+    [item] = escalate_pairs(engine, org, agent, [CONTRADICTS])
+    canary = "Called Wanjiru Kamau about it."
+    with pytest.raises(TransientError) as refused:
+        service.resolve(engine, org, item.escalation_id, "contradicts", canary, "cli:alice",
+                        note_redactor=BrokenAnalyzer)
+    assert refused.value.code == "PII_ANALYSIS_FAILED" and "Wanjiru" not in str(refused.value)
+    with pytest.raises(ValueError):
+        service.resolve(engine, org, item.escalation_id, "contradicts", canary, "cli:alice")
+    assert escalation(engine, item.escalation_id).status == "pending"
+    assert decisions(engine, item.escalation_id) == []
+
 # ---------------------------------------------------------------- people
 
 
@@ -251,7 +277,7 @@ def test_a_person_resolving_supersedes_closes_the_older_interval_and_links_newer
                                    "WHERE org_id = :o AND agent_id = :a", o=org, a=agent)[0].v
 
     shown = service.resolve(engine, org, item.escalation_id, "supersedes", "The team moved to Vue in June.",
-                            "cli:alice")
+                            "cli:alice", note_redactor=notes)
 
     assert (shown["status"], shown["outcome"], shown["decided_by"], shown["decision_reason"]) == \
         ("resolved", "supersedes", "cli:alice", "The team moved to Vue in June.")
@@ -284,7 +310,8 @@ def test_a_needs_review_escalation_keeps_both_decisions_in_its_history(infra, en
         wait_until(settled(engine, org, 1))
     finally:
         poller.stop()
-    service.resolve(engine, org, item.escalation_id, "contradicts", "Only one framework is used.", "api_key:k-1")
+    service.resolve(engine, org, item.escalation_id, "contradicts", "Only one framework is used.", "api_key:k-1",
+                    note_redactor=notes)
 
     shown = service.get_escalation(engine, org, item.escalation_id)
     assert (shown["status"], shown["outcome"], shown["decided_by"]) == ("resolved", "contradicts", "api_key:k-1")

@@ -12,7 +12,7 @@ import uuid
 import pytest
 import redis
 
-from tests.conftest import (fetch_memory, make_settings, memory, new_scope, query, start_worker,
+from tests.conftest import (fetch_memory, make_settings, memory, new_scope, query, start_worker, tenant_rows,
                             submit_and_wait)
 from worker.adapters.cache import cache_key
 from worker.pipeline.exact_dedup import content_hash
@@ -29,18 +29,13 @@ OMAR_VALUES = ("Omar", "Haddad", "omar.haddad@example.org", "212 555 0187")
 UNCERTAIN = "The number 4111 1111 1111 1112 came up again."
 UNCERTAIN_MASKED = "The number [CREDIT_CARD?] came up again."
 
-TENANT_TABLES = ("memories", "memory_write_jobs", "memory_labels", "memory_relationships",
-                 "memory_conflict_escalations", "memory_idempotency_keys")
+LEAK_TABLES = ("memories", "memory_write_jobs", "memory_labels", "memory_relationships",
+               "memory_conflict_escalations", "memory_idempotency_keys")
 
 
 def _leaks(text: str, values: tuple[str, ...]) -> list[str]:
     lowered = text.lower()
     return [value for value in values if value.lower() in lowered]
-
-
-def _rows_as_text(engine, table: str, org: str) -> list[str]:
-    rows = query(engine, f"SELECT r::text AS row_text FROM {table} r WHERE org_id = :o", o=org)
-    return [row.row_text for row in rows]
 
 
 def _decision(view: dict, stage: str) -> dict:
@@ -121,7 +116,7 @@ def test_no_raw_value_is_left_in_any_stored_row_once_the_pii_stage_ran(engine, p
     assert [n["memory_id"] for n in near["result"]["near_duplicates"]] == [created["memory_id"]]
 
     # Every table holds rows for this org, so scanning it is not vacuous.
-    rows = {table: _rows_as_text(engine, table, org) for table in TENANT_TABLES}
+    rows = {table: tenant_rows(engine, table, org) for table in LEAK_TABLES}
     assert {table: len(found) for table, found in rows.items()} == {
         "memories": 2, "memory_write_jobs": 3, "memory_labels": 2, "memory_relationships": 1,
         "memory_conflict_escalations": 1, "memory_idempotency_keys": 3}
@@ -296,7 +291,7 @@ def test_analyzer_failure_fails_the_job_and_stores_nothing(infra, engine):
                   j=submission.job_id)
     assert job.raw_content is None
     assert job.stage == "pii"
-    for row in _rows_as_text(engine, "memory_write_jobs", org):
+    for row in tenant_rows(engine, "memory_write_jobs", org):
         assert _leaks(row, JANE_VALUES) == []
 
 

@@ -15,12 +15,9 @@ import redis
 from sqlalchemy import text
 
 from tests.api_support import api, assert_envelope, make_key  # noqa: F401 (fixtures)
-from tests.conftest import make_settings, memory, new_scope, query, submit_and_wait
+from tests.conftest import TENANT_TABLES, make_settings, memory, new_scope, query, submit_and_wait, tenant_rows
 from worker.pii.checksums import luhn_valid
 
-TENANT_TABLES = ("memories", "memory_write_jobs", "memory_labels", "memory_relationships",
-                 "memory_conflict_escalations", "memory_conflict_decisions", "memory_idempotency_keys",
-                 "memory_review_decisions")
 WAIT = {"Prefer": "wait=30"}
 
 
@@ -39,8 +36,7 @@ def _fragments(card: str) -> list[str]:
 
 
 def _rows_text(engine, org: str) -> str:
-    return "\n".join(row.row_text for table in TENANT_TABLES
-                     for row in query(engine, f"SELECT r::text AS row_text FROM {table} r WHERE org_id = :o", o=org))
+    return "\n".join(row for table in TENANT_TABLES for row in tenant_rows(engine, table, org))
 
 
 def _redis_text(infra) -> str:

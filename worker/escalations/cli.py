@@ -121,9 +121,13 @@ def cmd_list(args: argparse.Namespace) -> int:
 def cmd_resolve(args: argparse.Namespace) -> int:
     from worker.escalations.service import resolve
 
+    from worker.runtime import shared_redactor
+
     user = args.user or getpass.getuser()
+    settings = _settings()
     return _print_or_fail(lambda engine: resolve(engine, args.org, args.escalation_id, args.outcome, args.note,
-                                                 f"cli:{user}", cache=_cache(_settings())))
+                                                 f"cli:{user}", cache=_cache(settings),
+                                                 note_redactor=lambda: shared_redactor(settings)))
 
 
 def _settings() -> Any:

@@ -16,8 +16,8 @@ so does an escalation of an agent outside ``agent_ids`` (an API key limited to s
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable, Sequence
 from datetime import datetime
-from collections.abc import Sequence
 from typing import Any
 
 import structlog
@@ -26,7 +26,7 @@ from sqlalchemy.dialects.postgresql import ARRAY, TEXT
 
 from worker.cursor import page, page_start
 from worker.db import tenant_tx
-from worker.errors import FieldIssue, IbexError, ValidationFailed
+from worker.errors import FieldIssue, IbexError, TransientError, ValidationFailed
 from worker.escalations import apply as applying
 
 log = structlog.get_logger("ibex.escalations")
@@ -94,11 +94,15 @@ def get_escalation(engine: Any, org_id: str, escalation_id: str,
 
 
 def resolve(engine: Any, org_id: str, escalation_id: str, outcome: str, note: str | None,
-            decided_by: str, cache: Any = None, agent_ids: Sequence[str] | None = None) -> dict[str, Any]:
+            decided_by: str, cache: Any = None, agent_ids: Sequence[str] | None = None,
+            note_redactor: Callable[[], Any] | None = None) -> dict[str, Any]:
     """A person's decision, applied now. ``decided_by`` is ``api_key:<key id>`` or
-    ``cli:<user>``. Raises ``ValidationFailed``, ``EscalationNotFound`` or
+    ``cli:<user>``. A note is stored as the decision's reason only after the write path's PII
+    analysis (``note_redactor`` returns that redactor; it is needed when a note is given): its
+    findings, certain or not, are placeholders, and an analysis that fails refuses the decision
+    with ``TransientError``. Raises ``ValidationFailed``, ``EscalationNotFound`` or
     ``EscalationAlreadyResolved``; returns the escalation as :func:`get_escalation` does."""
-    decision = _human_decision(outcome, note, decided_by)
+    decision = _human_decision(outcome, note, decided_by, note_redactor)
     key = _parse_id(escalation_id)
     with tenant_tx(engine, org_id) as conn:
         row = _visible(applying.lock_escalation(conn, org_id, key), agent_ids)
@@ -117,7 +121,8 @@ def _visible(row: Any, agent_ids: Sequence[str] | None) -> Any:
     return row
 
 
-def _human_decision(outcome: str, note: str | None, decided_by: str) -> applying.Decision:
+def _human_decision(outcome: str, note: str | None, decided_by: str,
+                    note_redactor: Callable[[], Any] | None) -> applying.Decision:
     issues = []
     if outcome not in HUMAN_OUTCOMES:
         issues.append(FieldIssue("outcome", f"must be one of {', '.join(HUMAN_OUTCOMES)}"))
@@ -127,8 +132,20 @@ def _human_decision(outcome: str, note: str | None, decided_by: str) -> applying
         raise ValidationFailed(issues)
     if not decided_by.startswith(HUMAN_PREFIXES) or len(decided_by) <= len("cli:"):
         raise ValueError("a person's decision is made by api_key:<key id> or cli:<user>")
-    reason = note.strip() if note and note.strip() else DEFAULT_HUMAN_REASON
+    reason = _redacted_note(note.strip(), note_redactor) if note and note.strip() else DEFAULT_HUMAN_REASON
     return applying.Decision(outcome, reason, decided_by, {"decided_by_person": True})
+
+
+def _redacted_note(note: str, note_redactor: Callable[[], Any] | None) -> str:
+    if note_redactor is None:
+        raise ValueError("a note is stored only through the PII redactor")
+    try:
+        outcome = note_redactor().redact_many([note])[0]
+    except Exception as exc:  # fail closed: no analysis, no stored note; the error names no text
+        raise TransientError(f"PII analysis of the note failed ({type(exc).__name__})",
+                             code="PII_ANALYSIS_FAILED") from None
+    log.info("escalation_note_redacted", findings=len(outcome.findings))
+    return outcome.content
 
 
 def _after_commit(cache: Any, org_id: str, applied: applying.Applied) -> None:

@@ -24,7 +24,7 @@ from presidio_analyzer.predefined_recognizers import (CryptoRecognizer, EmailRec
                                                       SgFinRecognizer, SpacyRecognizer, UkNinoRecognizer,
                                                       UsItinRecognizer, UsSsnRecognizer)
 
-from worker.pii import addresses, identifiers, names, numbers
+from worker.pii import addresses, identifiers, languages, names, numbers
 from worker.pii.casing import View
 from worker.pii.context import Cues, words_before
 from worker.pii.lexicon import capitalised_share, gazetteer, places
@@ -61,6 +61,8 @@ _PLACE_TYPES = frozenset({"street", "st", "road", "rd", "avenue", "ave", "boulev
 _BRAND_MENTION = re.compile(r"(?<![\w])(?:" + "|".join(sorted((re.escape(b) for b in BRANDS), key=len, reverse=True))
                             + r")(?![\w])", re.IGNORECASE)
 _ID_LIKE = re.compile(r"[\d@_/\\=]|\w-\w*\d")
+_ZIP4 = re.compile(r"\d{5}-\d{4}")
+_LATIN = re.compile(r"[\u0000-\u024f\u1e00-\u1eff]+")
 
 
 # A finder's results travel through Presidio as "<TYPE>__<recognizer>": Presidio merges a
@@ -180,6 +182,7 @@ def build_registry(nlp_engine: Any) -> RecognizerRegistry:
         FunctionRecognizer("IbexAddressRecognizer", ["STREET_ADDRESS"], addresses.addresses),
         FunctionRecognizer(CUED, ["PERSON"], names.cued_names),
         FunctionRecognizer(KNOWN, ["PERSON"], names.known_names, with_entities=True),
+        FunctionRecognizer("IbexOtherScriptNameRecognizer", ["PERSON"], names.other_script_names),
     ):
         registry.add_recognizer(recognizer)
     return registry
@@ -194,11 +197,29 @@ def refine(view: View, findings: list[Finding]) -> list[Finding]:
     kept = [f for f in kept if f.recognizer == NAMED_ID or not _inside_named_id(f, named)]
     cards = [f for f in kept if f.entity_type == "CREDIT_CARD"]
     kept = [f for f in kept if not _phone_inside_card(f, cards)]
-    brands = [(m.start(), m.end()) for m in _BRAND_MENTION.finditer(view.text)]
-    kept = [f for f in kept if f.entity_type != "PERSON" or not any(s <= f.start and f.end <= e for s, e in brands)]
     people = [f for f in kept if f.entity_type == "PERSON" and f.recognizer != SPACY]
-    return [f for f in kept if f.recognizer != SPACY or f.entity_type != "PERSON"
+    kept = [f for f in kept if f.recognizer != SPACY or f.entity_type != "PERSON"
             or _corroborated(view.text, f, people)]
+    kept = _names_of_foreign_text(view.text, kept) if languages.reads_foreign(view.text) else kept
+    listed = names.coordinated(view.text, [(f.start, f.end) for f in kept if f.entity_type == "PERSON"],
+                               _NOT_NAME_WORDS)
+    kept += [Finding(h.entity_type, h.start, h.end, h.score, KNOWN) for h in listed
+             if _person(view.text[h.start:h.end], placed=True)]
+    brands = [(m.start(), m.end()) for m in _BRAND_MENTION.finditer(view.text)]
+    return [f for f in kept if f.entity_type != "PERSON" or not any(s <= f.start and f.end <= e for s, e in brands)]
+
+
+def _names_of_foreign_text(text: str, findings: list[Finding]) -> list[Finding]:
+    """In a sentence of another language, a person found by a tagger or the gazetteer keeps only
+    its words that are names (see ``worker.pii.languages``); a cue's name stands."""
+    out = []
+    for f in findings:
+        if f.entity_type != "PERSON" or f.recognizer == CUED:
+            out.append(f)
+            continue
+        out.extend(Finding(f.entity_type, start, end, f.score, f.recognizer)
+                   for start, end in languages.names_in_foreign_text(text, f.start, f.end, names.PARTICLES))
+    return out
 
 
 def _inside_named_id(finding: Finding, named: list[Finding]) -> bool:
@@ -254,12 +275,14 @@ def _corroborated(text: str, finding: Finding, people: list[Finding]) -> bool:
 def _keep(text: str, finding: Finding) -> bool:
     value = text[finding.start:finding.end]
     if finding.entity_type == "PERSON":
-        return _person(value, announced=finding.recognizer == CUED)
+        return _person(value, announced=finding.recognizer == CUED, placed=finding.recognizer in (CUED, KNOWN))
     if finding.entity_type == "IP_ADDRESS":
         return not (NOT_AN_IP.found_in(words_before(text, finding.start, 1)) or _inside_dotted_run(text, finding)
                     or _version_like(value) and not IP_CUES.found_in(words_before(text, finding.start, 5)))
     if finding.entity_type == "PHONE_NUMBER":
         return numbers.phone_in_context(text, finding.start, value)
+    if finding.entity_type == "US_SSN":
+        return not _ZIP4.fullmatch(value)  # 94105-1420 is grouped as a ZIP+4; an SSN is grouped 3-2-4
     return True
 
 
@@ -275,9 +298,11 @@ def _inside_dotted_run(text: str, finding: Finding) -> bool:
     return bool(re.fullmatch(r"\d\.", before) or re.fullmatch(r"\.\d", after))
 
 
-def _person(value: str, *, announced: bool = False) -> bool:
+def _person(value: str, *, announced: bool = False, placed: bool = False) -> bool:
     """Not an id, not a programming language or product, not words that are common in lower
-    case and capitalised only by their place (``Card:``, ``Mum says``), not an acronym."""
+    case and capitalised only by their place (``Card:``, ``Mum says``), not an acronym.
+    ``placed``: the finder told a person from a one-word place of that name already (``my
+    sister Georgia``, ``Austin said``)."""
     if _ID_LIKE.search(value):
         return False
     words = re.findall(r"[^\W\d_]+", value.lower())
@@ -286,12 +311,14 @@ def _person(value: str, *, announced: bool = False) -> bool:
         return False  # "Kotlin", "Christmas", "el NIE de", "Belgian IBAN"
     if words[-1] in _PLACE_TYPES and len(words) > 1:
         return False  # "O'Connell Street", "Oxford Street station": a place named after someone
-    if value.lower() in places() or value.lower() in BRANDS or value.lower() in _LABEL_WORDS:
+    if value.lower() in places() and not (placed and len(words) == 1) or value.lower() in BRANDS \
+            or value.lower() in _LABEL_WORDS:
         return False
     if not announced and all((share := capitalised_share(word)) is not None and share < names.NAME_SHARE
                              for word in words):
         return False
-    return not all(len(word) <= 5 and not re.search(r"[aeiouyà-ÿ]", word) for word in words)
+    return not all(len(word) <= 5 and _LATIN.fullmatch(word) and not re.search(r"[aeiouyà-ÿ]", word)
+                   for word in words)
 
 
 def pin_tldextract_offline() -> None:

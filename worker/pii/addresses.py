@@ -113,6 +113,10 @@ _FOREIGN_PREFIX_RE = "|".join(sorted((re.escape(t) for t in FOREIGN_PREFIXES), k
 _DIRECTION = r"(?:\s+(?:n|s|e|w|ne|nw|se|sw|north|south|east|west|o|nord|sud|ouest)\.?)?"
 
 _STREET_NAME = rf"(?:(?:{_W}|\d+(?:st|nd|rd|th))\s+){{1,4}}"
+# Calle de Alcalá 214 / ul. Piotrkowska 120 / Jl. Kemang Raya No. 8
+_PREFIX_FIRST = re.compile(
+    rf"(?<![\w])(?P<prefix>{_PREFIX_RE})\s+(?P<name>(?:{_W}\s+){{0,4}})(?:no\.?\s*|nº\s*|n°\s*|#\s*)?{_NUM}"
+    r"(?![\w]|[.:]\d)", re.IGNORECASE)
 # Anchors that are addresses by themselves: a street line with its number, a box.
 _STRONG = [
     # 221b Baker Street / 3150 N Lake Shore Dr / 2118 W 4th Ave / 1205 - 88 Harbour St
@@ -122,9 +126,7 @@ _STRONG = [
     # 12 rue des Martyrs / 27 allée des Tilleuls ("via" is English too: only before a name)
     re.compile(rf"(?<![\w\-/])(?!\d{{4}}-\d\d-\d\d){_NUM}(?:\s+(?:bis|ter|quater))?,?\s+(?:{_PREFIX_RE})\s+"
                rf"(?:{_W}\s+){{0,3}}{_W}", re.IGNORECASE),
-    # Calle de Alcalá 214 / ul. Piotrkowska 120 / Jl. Kemang Raya No. 8
-    re.compile(rf"(?<![\w])(?:{_PREFIX_RE})\s+(?:{_W}\s+){{0,4}}(?:no\.?\s*|nº\s*|n°\s*|#\s*)?{_NUM}(?![\w])",
-               re.IGNORECASE),
+    _PREFIX_FIRST,
     # Rua Augusta, 150 / C/ Mayor, 23 / ul. Tverskaya, d. 15
     re.compile(rf"(?<![\w])(?:{_FOREIGN_PREFIX_RE})\s*(?:{_W}\s+){{0,3}}{_W},\s*"
                rf"(?:no\.?\s*|nº\s*|n°\s*|d\.\s*|dom\s+)?{_NUM}(?![\w]|[,.]\d)", re.IGNORECASE),
@@ -140,7 +142,8 @@ _STRONG = [
     # 3-12-8 Jingumae (Japanese chome-ban-go)
     re.compile(rf"(?<![\w\-])\d{{1,2}}-\d{{1,3}}-\d{{1,4}}\s+{_W}", re.IGNORECASE),
     # Blk 456 Ang Mo Kio Ave 10 / Plot 14 / House No. 5-9-22/1
-    re.compile(rf"(?<![\w])(?:blk|plot|house\s+no\.?|h\.\s?no\.?|door\s+no\.?)\s*{_NUM}(?![\w])", re.IGNORECASE),
+    re.compile(rf"(?<![\w])(?:blk|plot|house\s+no\.?|h\.\s?no\.?|door\s+no\.?)\s*{_NUM}(?![\w])"
+               r"(?!\s*(?:m²|m2|sq|sqm|ft²|ft|acres?|ha|hectares?)(?![\w]))", re.IGNORECASE),
 ]
 # British and Canadian postcodes name a handful of doors: an address with or without more parts.
 _CODES = re.compile(r"(?<![\w])(?:[a-z]{1,2}\d[a-z\d]?\s\d[a-z]{2}|[a-z]\d[a-z]\s\d[a-z]\d)(?![\w])", re.IGNORECASE)
@@ -161,8 +164,8 @@ _WEAK = [
     re.compile(r"(?<![\w])\d+(?:st|nd|rd|th)\s+(?:main|cross|block|stage|phase|sector|avenue|street|road)"
                r"(?:\s+road)?(?![\w])", re.IGNORECASE),
     re.compile(r"(?<![\w])(?:sector|phase|pocket|block)\s+\d+[a-z]?(?![\w]|[,.]\d)", re.IGNORECASE),
-    re.compile(rf"(?<![\w])(?:[a-z]\d{{2}}\s[a-z\d]{{4}}|\d{{4}}\s(?!{_SHORT_WORDS})[a-z]{{2}}|"
-               rf"(?:{_US_STATES})\s\d{{5}}(?:-\d{{4}})?)(?![\w])", re.IGNORECASE),
+    re.compile(rf"(?<![\w])(?:[a-z]\d{{2}}\s(?=[a-z]*\d)[a-z\d]{{4}}|[1-9]\d{{3}}\s(?!{_SHORT_WORDS})"
+               rf"(?P<letters>[a-z]{{2}})|(?:{_US_STATES})\s\d{{5}}(?:-\d{{4}})?)(?![\w])", re.IGNORECASE),
     # 10961 Berlin / 100 00 Praha / 31-609 Kraków / 1100-053 Lisboa: a postcode before a place name
     re.compile(r"(?<![\w\-.,/:])(?P<code>\d{5}|\d{4}|\d{3}\s\d{2}|\d{2}-\d{3}|\d{4}-\d{3}|\d{3})\s+"
                r"(?P<place>[^\W\d_][\w\-]*)"),
@@ -189,12 +192,18 @@ def addresses(text: str) -> list[Hit]:
     spans: list[tuple[int, int]] = []
     for anchor in _STRONG:
         for match in anchor.finditer(text):
+            if anchor is _PREFIX_FIRST and not _street_name(match.group("prefix"), match.group("name")):
+                continue
             if _plausible_anchor(match.group(0)) and not _HIGHWAY.fullmatch(match.group(0)):
                 spans.append(_extend(text, match.start(), match.end(), weak=False) or (match.start(), match.end()))
     for anchor in _WEAK:
         for match in anchor.finditer(text):
             if "place" in anchor.groupindex and not _may_be_place(match):
                 continue
+            if match.groupdict().get("letters") and match.group("letters").lower() in _NOT_POSTCODE_LETTERS:
+                continue  # "2024 de", "1000 IU": a year or an amount before a word, not "1017 XN"
+            if match.group(0).split()[0].lower().strip(".:#") in _NUMBER_NAMES:
+                continue  # "ID 10637", "Passcode 882130": a number with its name, not "ID 83702" of Idaho
             start = _plausible_start(text, match.start(), match.end())
             span = _extend(text, start, match.end(), weak=True) if start is not None else None
             if span is not None:
@@ -206,6 +215,28 @@ def addresses(text: str) -> list[Hit]:
 
 # "Take route 66 west": a numbered route is a road, not a door (rural routes are weak anchors).
 _HIGHWAY = re.compile(r"(?:route|rte|highway|hwy)\s+\d+", re.IGNORECASE)
+# Two letters after four digits that are a word or a unit, not the letters of a Dutch postcode.
+_NOT_POSTCODE_LETTERS = frozenset(
+    "de da di du do el la le en et il em um im am an as at by in is it of on or to up we he me my no so us "
+    "iu mg ml kg km cm mm ms kb mb gb tb hz db ft lb oz pc".split())
+# Words that name the number after them: no place, no state code, whatever their case.
+_NUMBER_NAMES = frozenset({"id", "pin", "passcode", "password", "otp", "code", "ext", "extension", "meeting",
+                           "order", "invoice", "ticket", "ref", "account", "acct", "customer", "booking", "case"})
+# Prefixes that are everyday words too ("via email", "am Montag", "place 3 orders").
+_AMBIGUOUS_PREFIXES = frozenset({"via", "am", "im", "an der", "in der", "auf der", "zum", "zur", "place",
+                                 "route", "cours"})
+
+
+def _street_name(prefix: str, name: str) -> bool:
+    """The words between a prefix and the number name a street: no digits in them ("via eth1
+    lease 86400"); after a prefix that is an everyday word too, a name that is not plain
+    English ("am 18", "via the portal 3" are not streets; "Via Roma 12", "Am Markt 5" are)."""
+    words = name.split()
+    if any(ch.isdigit() for w in words for ch in w):
+        return False
+    if prefix.lower() not in _AMBIGUOUS_PREFIXES:
+        return True
+    return any(not is_common(w.lower().strip(".,")) for w in words if w.lower() not in _ADDRESS_PARTICLES)
 
 
 def _may_be_place(match: re.Match[str]) -> bool:

@@ -48,3 +48,29 @@ def nhs_valid(digits: str) -> bool:
     check = 11 - total % 11
     check = 0 if check == 11 else check
     return check != 10 and check == int(digits[9])
+
+
+_CN_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
+
+
+def cn_resident_id_valid(value: str) -> bool:
+    """GB 11643 (ISO 7064 MOD 11-2) over an 18-character Chinese resident identity number."""
+    if len(value) != 18 or not value[:17].isdigit():
+        return False
+    check = (12 - sum(int(d) * w for d, w in zip(value[:17], _CN_WEIGHTS)) % 11) % 11
+    return value[17].upper() == ("X" if check == 10 else str(check))
+
+
+_DNI_LETTERS = "TRWAGMYFPDXBNJZSQVHLCKE"
+
+
+def es_dni_valid(value: str) -> bool:
+    """A Spanish DNI (8 digits) or NIE (X, Y or Z and 7 digits) and its check letter, any
+    separator between them."""
+    compact = value.replace("-", "").replace(" ", "").replace(".", "").upper()
+    if len(compact) != 9 or not compact[-1].isalpha():
+        return False
+    body = compact[:-1]
+    if body[0] in "XYZ":
+        body = str("XYZ".index(body[0])) + body[1:]
+    return body.isdigit() and _DNI_LETTERS[int(body) % 23] == compact[-1]

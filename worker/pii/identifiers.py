@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from worker.pii.checksums import cn_resident_id_valid, es_dni_valid
 from worker.pii.context import words_before
 from worker.pii.numbers import BUSINESS, LIKELY, NAMED, Hit
 
@@ -120,10 +121,21 @@ _ID_SHAPES = [
 ]
 
 
+# Formats whose check digit or letter confirms them, with no name needed: a Chinese resident
+# identity number, a Spanish DNI or NIE.
+_CHECKED_SHAPES = [
+    (re.compile(r"(?<![\w\-])\d{17}[\dx](?![\w\-])", re.I), cn_resident_id_valid),
+    (re.compile(r"(?<![\w\-])(?:\d{8}|[xyz]-?\d{7})-?[a-z](?![\w\-])", re.I), es_dni_valid),
+]
+
+
 def id_shapes(text: str) -> list[Hit]:
     hits = []
     for pattern, score in _ID_SHAPES:
         for match in pattern.finditer(text):
             if not BUSINESS.found_in(words_before(text, match.start(), 2)):
                 hits.append(Hit("NATIONAL_ID", match.start(), match.end(), score))
+    for pattern, valid in _CHECKED_SHAPES:
+        hits.extend(Hit("NATIONAL_ID", m.start(), m.end(), LIKELY) for m in pattern.finditer(text)
+                    if valid(m.group(0)) and not BUSINESS.found_in(words_before(text, m.start(), 2)))
     return hits

@@ -23,6 +23,9 @@ ANNOUNCING = (
     "my name is", "name is", "name's", "names are", "named", "i'm", "i am", "this is", "it's", "it is",
     "call me", "hi", "hello", "hey", "dear", "thanks", "thank you", "thx", "cheers", "regards", "best",
     "sincerely", "love", "xoxo", "yours", "signed", "cc", "attn", "attention", "name", "first name",
+    "happy birthday", "congratulations to", "congrats to", "congratulations", "congrats", "welcome back",
+    "thanks so much", "thank you so much", "many thanks", "apologies from", "regrets from", "goodbye",
+    "good morning", "good night", "bye",
     "last name", "surname", "family name", "given name", "full name", "maiden name", "contact name",
     "mr", "mrs", "ms", "mx", "miss", "dr", "prof", "sir", "madam", "señor", "señora", "sr", "sra", "herr",
     "frau", "mme", "m.", "mlle", "dona", "don", "sig", "sig.ra", "pan", "pani",
@@ -105,7 +108,9 @@ def _addressed(text: str) -> list[Hit]:
 
 _SPEAKER = re.compile(
     r"^(?:'s\s|’s\s|\s+(?:said|says|asked|asks|told|tells|wants|wanted|thinks|replied|wrote|texted|emailed|"
-    r"mentioned|called|agreed|confirmed)\b|\s+and\s+(?:i|me)\b)", re.IGNORECASE)
+    r"mentioned|called|agreed|confirmed|presented|raised|approved|signed|suggested|proposed|swears|promised|"
+    r"reckons|insists|recommended|volunteered|offered|apologised|apologized)\b|\s+and\s+(?:i|me)\b)",
+    re.IGNORECASE)
 
 
 def _named_by_verb(text: str) -> list[Hit]:
@@ -114,7 +119,7 @@ def _named_by_verb(text: str) -> list[Hit]:
     hits = []
     for word in re.finditer(_NAME_WORD, text):
         lower = word.group(0).lower()
-        if ("g" in gazetteer().get(lower, "") and lower not in STOP_WORDS and lower not in places()
+        if ("g" in gazetteer().get(lower, "") and lower not in STOP_WORDS
                 and _SPEAKER.match(text[word.end():]) and not _after_determiner(text, word.start())):
             hits.append(Hit("PERSON", word.start(), word.end(), NAMED_ALONE))
     return hits
@@ -146,9 +151,15 @@ def _name_after(text: str, pos: int, level: int) -> tuple[int, int] | None:
     if level == 0 and not _AFTER_NAME.match(text[end:]):
         return None
     alone = len(taken) == 1 and taken[0].group(0).lower() not in gazetteer()
-    if level < 2 and alone or text[start:end].lower() in places():
+    if level < 2 and alone:
         return None  # after a role or a plain verb, a lone word must be a known name
+    if text[start:end].lower() in places() and not (level >= 1 and _given_name(text[start:end])):
+        return None  # "visit Georgia"; but "my sister Georgia", "Hi Austin" name people
     return start, end
+
+
+def _given_name(value: str) -> bool:
+    return "g" in gazetteer().get(value.lower(), "")
 
 
 def _capitalised(word: str) -> bool:
@@ -161,8 +172,9 @@ def _common_name(word: str, text: str, end: int) -> bool:
     share = capitalised_share(word.lower())
     if share is None or "g" not in gazetteer().get(word.lower(), ""):
         return False
-    following = text[end:end + 2]
-    return not following or following[0] in ",.!?;:)" or following.strip()[:1].isupper()
+    following = text[end:end + 3]
+    return (not following or following[0] in ",.!?;:)"
+            or following.strip()[:1].isupper() and not re.match(r"\s*I\b", following))
 
 
 # ---------------------------------------------------------------- names the gazetteer knows
@@ -191,7 +203,8 @@ def known_names(text: str, entity_labels: Sequence[tuple[int, int, str]] = ()) -
         score = _run_score(text, start, end, words)
         if _after_determiner(text, start, romance_a=score >= LIKELY):
             continue  # "the house", "a bishop", "the Chase": a name takes no article
-        if score < LIKELY and (text[start:end].lower() in places() or _labelled_other(start, end, entity_labels)):
+        if score < LIKELY and (text[start:end].lower() in places() and not _SPEAKER.match(text[end:])
+                               or _labelled_other(start, end, entity_labels)):
             continue  # a lone known name that is a place, or that spaCy reads as a date: "Victoria", "June"
         if score:
             start, end = _absorb_common_names(text, start, end)
@@ -242,6 +255,8 @@ def _run_score(text: str, start: int, end: int, words: list[str]) -> float:
         return LIKELY  # half the words or more are known names: not a phrase of another language
     if len(core) == 1 and "g" in names.get(core[0], ""):
         return NAMED_ALONE
+    if len(core) == 1 and len(core[0]) >= 4 and "s" in names.get(core[0], "") and _SPEAKER.match(text[end:]):
+        return NAMED_ALONE  # a family name alone, acting as a person: "Halonen presented the numbers"
     if len(core) >= 2 and _AFTER_NAME.match(text[end:]):
         return NAMED_ALONE
     return 0.0
@@ -280,3 +295,82 @@ def _close(current: list[re.Match[str]], runs: list[tuple[int, int, list[str]]])
     if current and len(current) <= 5:
         runs.append((current[0].start(), current[-1].end(), [m.group(0) for m in current]))
     current.clear()
+
+
+# ---------------------------------------------------------------- names listed with names
+
+_JOIN = r"(?:,?\s+(?:and|&|or|und|y|et|e|og|och|en)\s+)"
+_AFTER_JOIN = re.compile(rf"^{_JOIN}({_NAME_WORD}(?: {_NAME_WORD}){{0,2}})")
+_BEFORE_JOIN = re.compile(rf"({_NAME_WORD}(?: {_NAME_WORD}){{0,2}}){_JOIN}$")
+
+
+def coordinated(text: str, people: Sequence[tuple[int, int]], not_names: frozenset[str]) -> list[Hit]:
+    """Names joined to a name already found (``Austin and Dakota``, ``Amara and Tobenna``): a
+    neighbour across "and" whose words are all names the gazetteer knows, no place and none
+    of ``not_names``. Followed along the list in both directions."""
+    found: list[Hit] = []
+    taken = {(s, e) for s, e in people}
+    todo = list(people)
+    while todo:
+        start, end = todo.pop()
+        after = _AFTER_JOIN.match(text[end:end + 80])
+        before = _BEFORE_JOIN.search(text[max(0, start - 80):start])
+        candidates = []
+        if after:
+            candidates.append((end + after.start(1), end + after.end(1)))
+        if before:
+            offset = max(0, start - 80)
+            candidates.append(_last_name_words(text, offset + before.start(1), offset + before.end(1)))
+        for span in candidates:
+            if span is None or span in taken or any(s < span[1] and span[0] < e for s, e in taken):
+                continue
+            if _listed_name(text[span[0]:span[1]], not_names):
+                taken.add(span)
+                todo.append(span)
+                found.append(Hit("PERSON", span[0], span[1], NAMED_ALONE))
+    return found
+
+
+def _last_name_words(text: str, start: int, end: int) -> tuple[int, int] | None:
+    """The name at the end of a run before a list joint: ``with Amir`` gives ``Amir``."""
+    words = list(re.finditer(_NAME_WORD, text[start:end]))
+    while words and not _name_like(words[0].group(0)):
+        words.pop(0)
+    return (start + words[0].start(), start + words[-1].end()) if words else None
+
+
+def _name_like(word: str) -> bool:
+    lower = word.lower()
+    return lower not in STOP_WORDS and (_capitalised(word) or _given_name(word)) and lower not in _CUE_WORDS
+
+
+def _listed_name(value: str, not_names: frozenset[str]) -> bool:
+    """Every word a name the gazetteer knows (or a particle), none a place or ``not_names``."""
+    words = value.split()
+    if any(w.lower() in not_names for w in words) or value.lower() in places() and not _given_name(value):
+        return False
+    return _name_like(words[0]) and all(
+        _name_like(w) and w.lower() in gazetteer() or w.lower() in PARTICLES for w in words)
+
+
+# ---------------------------------------------------------------- names in other scripts
+
+_HAN_KANA = r"[\u3400-\u4dbf\u4e00-\u9fff\u3040-\u30ff]"
+_OTHER_SCRIPT_NAME = re.compile(
+    rf"(?<![\u3400-\u4dbf\u4e00-\u9fff\u3040-\u30ff\uac00-\ud7a3])"
+    rf"(?:{_HAN_KANA}{{2,4}}(?:\s{_HAN_KANA}{{1,3}})?|[\uac00-\ud7a3]{{2,4}}(?:\s[\uac00-\ud7a3]{{1,3}})?"
+    r"|[\u0370-\u03ff\u0400-\u04ff]+(?:\s[\u0370-\u03ff\u0400-\u04ff]+){0,2})"
+    rf"(?![\u3400-\u4dbf\u4e00-\u9fff\u3040-\u30ff\uac00-\ud7a3])")
+LATIN_SHARE = 0.6  # letters of a text this often Latin: the text is written in a Latin script
+
+
+def other_script_names(text: str) -> list[Hit]:
+    """A short run of Chinese, Japanese, Korean, Greek or Cyrillic writing in a text written in
+    Latin letters is, in what people tell an assistant, most often somebody's name (``my
+    colleague 黄晓雯``, ``Κατερίνα Παπαδάκη``). Nothing here tells a name from a word of that
+    language, so such a run is masked as one: uncertain means masked."""
+    letters = [ch for ch in text if ch.isalpha()]
+    latin = sum(1 for ch in letters if ch.isascii() or "\u00c0" <= ch <= "\u024f" or "\u1e00" <= ch <= "\u1eff")
+    if not letters or latin < LATIN_SHARE * len(letters):
+        return []
+    return [Hit("PERSON", m.start(), m.end(), NAMED_ALONE) for m in _OTHER_SCRIPT_NAME.finditer(text)]

@@ -46,6 +46,11 @@ BUSINESS = Cues.of([
     "pedido", "factura", "bestellung", "rechnung", "commande", "facture", "ordine", "fattura", "pedido nº",
     "manuscript", "doi", "pmid", "arxiv", "rule", "cve", "sample", "plate", "well", "lane", "slot", "shelf",
     "customer number", "customer no", "client number", "client no", "abn", "acn", "company number", "crn",
+    "loan", "mortgage", "zip", "zip+4", "zipcode", "postcode", "offset", "partition", "inode", "inodes", "sscc",
+    "gtin", "siren", "siret", "cnpj", "lottery", "draw", "timeticks", "ticks", "retweet_count", "favorite_count",
+    "sendung", "sendungsnummer", "beleg", "beleg-nr", "signatur", "auftrag", "auftragsnummer", "kundennummer",
+    "vorgang", "vorgangsnr", "aktenzeichen", "rechnungsnummer", "bestellnummer", "colis", "suivi", "envío",
+    "rastreo", "guía", "resi", "pesanan", "kenmerk", "ordernummer", "bestelnummer", "numero ordine", "protocollo",
 ])
 
 PHONE_CUES = Cues.of([
@@ -80,10 +85,9 @@ _PHONE = re.compile(
 _DATE = re.compile(r"\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-./]\d{1,2}[-./]\d{2,4}")
 _DIGIT_WORDS = {"zero": "0", "oh": "0", "o": "0", "one": "1", "two": "2", "three": "3", "four": "4",
                 "five": "5", "six": "6", "seven": "7", "eight": "8", "nine": "9"}
-_SPOKEN = re.compile(
-    r"(?<![\w])(?:(?:double|triple)\s+)?(?:zero|oh|one|two|three|four|five|six|seven|eight|nine)"
-    r"(?:[\s,\-]+(?:(?:double|triple)\s+)?(?:zero|oh|one|two|three|four|five|six|seven|eight|nine)){6,}(?![\w])",
-    re.IGNORECASE)
+_SPOKEN_DIGIT = r"(?:(?:double|triple)\s+)?(?:zero|oh|one|two|three|four|five|six|seven|eight|nine|\d{1,4})"
+_SPOKEN = re.compile(rf"(?<![\w.,]){_SPOKEN_DIGIT}(?:(?:\s*,\s*|[\s\-]+){_SPOKEN_DIGIT}){{2,}}(?![\w]|[.,]\d)",
+                     re.IGNORECASE)
 
 
 # 1-800-FLOWERS: a toll-free number spelled in letters.
@@ -98,8 +102,17 @@ def phones(text: str) -> list[Hit]:
     hits += [Hit("PHONE_NUMBER", m.start(), m.end(), LIKELY) for m in _VANITY.finditer(text)]
     hits += [Hit("PHONE_NUMBER", m.start(), m.end(), LIKELY) for m in _CHAT_LINK.finditer(text)]
     hits += [Hit("PHONE_NUMBER", m.start(), m.end(), LIKELY if _phone_cue(text, m.start()) else UNCERTAIN)
-             for m in _SPOKEN.finditer(text)]
+             for m in _SPOKEN.finditer(text) if _spoken_phone(m.group(0))]
     return hits
+
+
+def _spoken_phone(value: str) -> bool:
+    """A number read out ("six one seven, 555, 0291", "oh seven seven double two ..."): seven
+    to fifteen digits, three of them or more said in words."""
+    tokens = re.findall(r"[a-z]+|\d+", value.lower())
+    said = [t for t in tokens if t in _DIGIT_WORDS]
+    digits = sum(len(t) for t in tokens if t.isdigit()) + len(said) + tokens.count("double") + 2 * tokens.count("triple")
+    return len(said) >= 3 and 7 <= digits <= 15
 
 
 def _phone(text: str, match: re.Match[str]) -> Hit | None:
@@ -280,10 +293,30 @@ _CRYPTO = re.compile(r"(?<![\w])(?:bc1[ac-hj-np-z02-9]{25,62}|[13][1-9a-z]{25,34
                      re.IGNORECASE)
 
 
+# Shapes common enough among other ids that only a coin's word near them makes them wallets:
+# Litecoin and Dogecoin legacy (base58, 26-35 characters), Solana (base58, 32-44).
+_CUED_WALLET = re.compile(r"(?<![\w])(?:[lmd][1-9a-z]{25,34}|[1-9a-z]{32,44})(?![\w])", re.IGNORECASE)
+# Litecoin bech32 and Monero (95 characters from 4 or 8) are distinctive by shape.
+_SHAPED_WALLET = re.compile(r"(?<![\w])(?:ltc1[ac-hj-np-z02-9]{25,62}|[48][0-9a-z]{94})(?![\w])", re.IGNORECASE)
+COIN_CUES = Cues.of([
+    "wallet", "ltc", "litecoin", "doge", "dogecoin", "sol", "solana", "phantom", "xmr", "monero", "p2sh",
+    "p2pkh", "bech32", "payout", "deposit", "withdrawal", "crypto", "usdt", "usdc", "sol.transfer",
+])
+
+
 def wallets(text: str) -> list[Hit]:
-    """Bitcoin (legacy, P2SH, bech32) and Ethereum addresses by shape: the view is case
-    folded, so base58 check digits cannot be verified; the shape alone is distinctive."""
-    hits = []
+    """Bitcoin (legacy, P2SH, bech32), Ethereum, Litecoin bech32 and Monero addresses by shape;
+    Litecoin, Dogecoin and Solana addresses by shape and a coin's word among the eight before.
+    The view is case folded, so base58 check digits cannot be verified."""
+    hits = [Hit("CRYPTO", m.start(), m.end(), CERTAIN) for m in _SHAPED_WALLET.finditer(text)
+            if not m.group(0).isdigit()]
+    for match in _CUED_WALLET.finditer(text):
+        value = match.group(0).lower()
+        if "0" in value or value.isalpha() or value.isdigit() or re.fullmatch(r"[0-9a-f]+", value) \
+                or any(h.start <= match.start() < h.end for h in hits):
+            continue  # base58 has no 0; hex is a hash or a digest
+        if COIN_CUES.found_in(words_before(text, match.start(), 8)):
+            hits.append(Hit("CRYPTO", match.start(), match.end(), CERTAIN))
     for match in _CRYPTO.finditer(text):
         value = match.group(0).lower()
         if value[0] in "13" and (value.isdigit() or value.isalpha() or "0" in value):
@@ -319,3 +352,4 @@ def _is_ip(value: str) -> bool:
     except ValueError:
         return False
     return True
+

@@ -37,7 +37,7 @@ def function_words() -> frozenset[str]:
     words: set[str] = set(_HINGLISH)
     for code in _SPACY_LANGUAGES:
         words |= {w.lower() for w in importlib.import_module(f"spacy.lang.{code}.stop_words").STOP_WORDS}
-    english = common_words()
+    english = {w for w, share in common_words().items() if share > 0}
     return frozenset(w for w in words if len(w) >= 2 and " " not in w and w not in ENGLISH_STOP_WORDS
                      and w not in english)
 

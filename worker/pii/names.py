@@ -87,7 +87,29 @@ def cued_names(text: str) -> list[Hit]:
         span = _name_after(text, cue.end(), level)
         if span is not None:
             hits.append(Hit("PERSON", *_absorb_common_names(text, *span), LIKELY))
-    return hits + _named_by_verb(text) + _addressed(text)
+    return hits + _named_by_verb(text) + _addressed(text) + _mentioned(text) + _speakers(text)
+
+
+# "@grace can you check": a mention names a person (a handle is personal too); a few name groups.
+_MENTION = re.compile(r"(?<![\w@.])@([^\W\d_][\w.\-]*[^\W_]|[^\W\d_])", re.UNICODE)
+_GROUP_MENTIONS = frozenset({"here", "channel", "everyone", "all", "team", "group", "room", "admins", "admin",
+                             "oncall", "on-call", "devs", "ops", "support", "mods", "moderators"})
+
+
+def _mentioned(text: str) -> list[Hit]:
+    return [Hit("PERSON", m.start(1), m.end(1), LIKELY) for m in _MENTION.finditer(text)
+            if m.group(1).lower() not in _GROUP_MENTIONS]
+
+
+# "Dawn: I can take notes." in a transcript: a known given name as the speaker's label, at the
+# start of the text or of a sentence, before what the speaker said.
+_SPEAKER_LABEL = re.compile(r"(?:^|(?<=[.!?]\s)|(?<=\]\s))(" + _NAME_WORD + r")\s?:\s+(?=[^\W\d_]+\b(?![\-\d]))")
+
+
+def _speakers(text: str) -> list[Hit]:
+    return [Hit("PERSON", m.start(1), m.end(1), NAMED_ALONE) for m in _SPEAKER_LABEL.finditer(text)
+            if _given_name(m.group(1)) and m.group(1).lower() not in _CUE_WORDS
+            and (m.group(1).lower() not in STOP_WORDS or m.group(1).lower() in _MODAL_NAMES)]
 
 
 _NAMING = re.compile(r"\b(?:name\s+is|named|called)\b", re.IGNORECASE)
@@ -109,18 +131,29 @@ def _addressed(text: str) -> list[Hit]:
 _SPEAKER = re.compile(
     r"^(?:'s\s|’s\s|\s+(?:said|says|asked|asks|told|tells|wants|wanted|thinks|replied|wrote|texted|emailed|"
     r"mentioned|called|agreed|confirmed|presented|raised|approved|signed|suggested|proposed|swears|promised|"
-    r"reckons|insists|recommended|volunteered|offered|apologised|apologized)\b|\s+and\s+(?:i|me)\b)",
+    r"reckons|insists|recommended|volunteered|offered|apologised|apologized|handles|manages|leads|owns|"
+    r"coordinates|organises|organizes|(?:is|was|will\s+be)\s+(?:handling|taking|flying|picking|joining|"
+    r"leaving|driving|bringing|helping|covering)|had\s+(?:a|the|her|his)\s+baby|from\s+(?:accounting|finance|"
+    r"hr|it|legal|sales|marketing|support|procurement|payroll|ops|engineering|the\s+[\w\-']+\s+team))\b"
+    r"|\s+and\s+(?:i|me)\b)",
     re.IGNORECASE)
+
+
+# Given names that are English modal verbs: a name only before a verb no modal takes ("Will
+# said", not "will and I").
+_MODAL_NAMES = frozenset({"will", "may"})
+_ACTING = re.compile(r"\s+(?!and\b)", re.IGNORECASE)
 
 
 def _named_by_verb(text: str) -> list[Hit]:
     """A given name that is also a common word, acting as a person: ``Grace says``,
-    ``Dawn's shift``, ``Amber and I``."""
+    ``Dawn's shift``, ``Amber and I``, ``Will said``."""
     hits = []
     for word in re.finditer(_NAME_WORD, text):
         lower = word.group(0).lower()
-        if ("g" in gazetteer().get(lower, "") and lower not in STOP_WORDS
-                and _SPEAKER.match(text[word.end():]) and not _after_determiner(text, word.start())):
+        verb = _SPEAKER.match(text[word.end():])
+        if ("g" in gazetteer().get(lower, "") and verb and not _after_determiner(text, word.start())
+                and (lower not in STOP_WORDS or lower in _MODAL_NAMES and _ACTING.match(verb.group(0)))):
             hits.append(Hit("PERSON", word.start(), word.end(), NAMED_ALONE))
     return hits
 

@@ -134,3 +134,65 @@ def test_the_report_and_subject_key_hold_no_value(redactor):
     outcome = _one(redactor, "Jane Doe prefers tea; her number is 4111 1111 1111 1112.")
     assert "Jane" not in str(outcome.report) and "4111" not in str(outcome.report)
     assert outcome.subject_key is not None and "jane" not in outcome.subject_key.lower()
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Sent the RSVP for Chen Jiahui and her husband Liang.", "Sent the RSVP for [PERSON] and her husband [PERSON]."),
+    ("Harrison said the Ford needs a new clutch.", "[PERSON] said the Ford needs a new clutch."),
+    ("Notes: Halonen presented the numbers; Lindqvist raised concerns about churn.",
+     "Notes: [PERSON] presented the numbers; [PERSON] raised concerns about churn."),
+    ("Austin and Dakota are staying with us.", "[PERSON] and [PERSON] are staying with us."),
+    ("My colleague 黄晓雯 starts on Monday.", "My colleague [PERSON] starts on Monday."),
+    ("@grace the build is green again", "@[PERSON] the build is green again"),
+    ("Dawn: I can take notes today.", "[PERSON]: I can take notes today."),
+    ("Will said the demo moved to Friday.", "[PERSON] said the demo moved to Friday."),
+    ("Young from accounting says reimbursements go out Thursday.",
+     "[PERSON] from accounting says reimbursements go out Thursday."),
+])
+def test_names_told_by_relations_verbs_lists_scripts_mentions_and_speaker_labels(redactor, text, expected):
+    assert _one(redactor, text).content == expected
+
+
+@pytest.mark.parametrize("text", [
+    "Te mando el contrato firmado mañana.",
+    "Kannst du mir sagen, ob der Termin morgen steht?",
+    "bhai mera naya number kal bhejta hoon",
+    "We will visit Georgia and Florence in the summer.",
+    "@here the deploy is done",
+    "Note: the grace period ends tomorrow.",
+])
+def test_phrases_of_other_languages_places_and_group_mentions_name_no_one(redactor, text):
+    assert _one(redactor, text).content == text
+
+
+@pytest.mark.parametrize("text", [
+    "failed 3 of the last 20 runs, p95 went from 212ms to 555ms",
+    "vitamin D 1000 IU at 21:00",
+    "plot 884 m², asking €612,000",
+    "Ihr Termin am 18.03. um 11:20 ist bestätigt.",
+    "dhcpd: DHCPACK to 3c:22:fb:41:7a:09 via eth1 lease 86400",
+    "Weather station (ID 10637, Frankfurt): max 14.2 °C",
+    "Conference call: meeting ID 441 782 9310, passcode 882130",
+    "DHL: Sendung 4417829310 wird heute zugestellt.",
+    "ZIP+4 94105-1420 is the office's mail route.",
+    "git 2fd4e1c67a2d28fced849ee1bb76e7391b93eb12 from the release branch",
+])
+def test_amounts_dates_ids_and_quantities_are_no_address_phone_or_ssn(redactor, text):
+    outcome = _one(redactor, text)
+    assert [f.entity_type for f in outcome.findings if f.entity_type != "PERSON"] == []
+    assert not outcome.quarantined
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("ltc goes to LNBNwqUhBaQ9dJfzukG8ifFbkiP4htduxY tonight", "ltc goes to [CRYPTO] tonight"),
+    ("Litecoin bech32 ltc1quj26a38f0aw3fe2hdfzvcgpt77nznmqyd7uhjz is hers.", "Litecoin bech32 [CRYPTO] is hers."),
+    ("the Solana wallet 2s3AGuYZiSd17E3W2xEHEMJTRcFwXXzAdqkBFsFTYNg2 got it", "the Solana wallet [CRYPTO] got it"),
+    ("Monero payout: 48rLuk8ymgUYK7m5kz6gQr9yg14nvSHxthCdR42a4PbeWb56rs21fdxZhCysHiHeCxJ7hcrnhSiVnTfTfKueYqDxmLVbnrh",
+     "Monero payout: [CRYPTO]"),
+    ("su DNI 39460152H está caducado", "su DNI [NATIONAL_ID] está caducado"),
+    ("NIE Y-4829107-H pending", "NIE [NATIONAL_ID] pending"),
+    ("resident ID 110105198704128264 on file", "resident ID [NATIONAL_ID] on file"),
+    ("call me at four one five 555 0199 not the office", "call me at [PHONE_NUMBER] not the office"),
+])
+def test_wallets_ids_by_check_digit_and_numbers_read_out(redactor, text, expected):
+    assert _one(redactor, text).content == expected

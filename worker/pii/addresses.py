@@ -113,6 +113,10 @@ _FOREIGN_PREFIX_RE = "|".join(sorted((re.escape(t) for t in FOREIGN_PREFIXES), k
 _DIRECTION = r"(?:\s+(?:n|s|e|w|ne|nw|se|sw|north|south|east|west|o|nord|sud|ouest)\.?)?"
 
 _STREET_NAME = rf"(?:(?:{_W}|\d+(?:st|nd|rd|th))\s+){{1,4}}"
+# 12 rue des Martyrs / 27 allée des Tilleuls ("via" is English too: only before a name)
+_NUMBER_FIRST = re.compile(
+    rf"(?<![\w\-/:])(?!\d{{4}}-\d\d-\d\d){_NUM}(?:\s+(?:bis|ter|quater))?,?\s+(?P<prefix>{_PREFIX_RE})\s+"
+    rf"(?P<name>(?:{_W}\s+){{0,3}}{_W})", re.IGNORECASE)
 # Calle de Alcalá 214 / ul. Piotrkowska 120 / Jl. Kemang Raya No. 8
 _PREFIX_FIRST = re.compile(
     rf"(?<![\w])(?P<prefix>{_PREFIX_RE})\s+(?P<name>(?:{_W}\s+){{0,4}})(?:no\.?\s*|nº\s*|n°\s*|#\s*)?{_NUM}"
@@ -123,9 +127,7 @@ _STRONG = [
     re.compile(rf"(?<![\w\-/])(?:(?:no\.?|nº|n°|#)\s*)?{_NUM}(?:\s*-\s*\d+)?,?\s+{_STREET_NAME}"
                rf"(?:{_STREET_TYPE_RE})(?![\w]){_DIRECTION}",
                re.IGNORECASE),
-    # 12 rue des Martyrs / 27 allée des Tilleuls ("via" is English too: only before a name)
-    re.compile(rf"(?<![\w\-/])(?!\d{{4}}-\d\d-\d\d){_NUM}(?:\s+(?:bis|ter|quater))?,?\s+(?:{_PREFIX_RE})\s+"
-               rf"(?:{_W}\s+){{0,3}}{_W}", re.IGNORECASE),
+    _NUMBER_FIRST,
     _PREFIX_FIRST,
     # Rua Augusta, 150 / C/ Mayor, 23 / ul. Tverskaya, d. 15
     re.compile(rf"(?<![\w])(?:{_FOREIGN_PREFIX_RE})\s*(?:{_W}\s+){{0,3}}{_W},\s*"
@@ -192,7 +194,8 @@ def addresses(text: str) -> list[Hit]:
     spans: list[tuple[int, int]] = []
     for anchor in _STRONG:
         for match in anchor.finditer(text):
-            if anchor is _PREFIX_FIRST and not _street_name(match.group("prefix"), match.group("name")):
+            if anchor in (_PREFIX_FIRST, _NUMBER_FIRST) and not _street_name(match.group("prefix"),
+                                                                            match.group("name")):
                 continue
             if _plausible_anchor(match.group(0)) and not _HIGHWAY.fullmatch(match.group(0)):
                 spans.append(_extend(text, match.start(), match.end(), weak=False) or (match.start(), match.end()))

@@ -54,8 +54,12 @@ _CN_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
 
 
 def cn_resident_id_valid(value: str) -> bool:
-    """GB 11643 (ISO 7064 MOD 11-2) over an 18-character Chinese resident identity number."""
+    """An 18-character Chinese resident identity number: a birth date (YYYYMMDD) at 7-14 and
+    the GB 11643 check character (ISO 7064 MOD 11-2)."""
     if len(value) != 18 or not value[:17].isdigit():
+        return False
+    year, month, day = int(value[6:10]), int(value[10:12]), int(value[12:14])
+    if not (1900 <= year <= 2099 and 1 <= month <= 12 and 1 <= day <= 31):
         return False
     check = (12 - sum(int(d) * w for d, w in zip(value[:17], _CN_WEIGHTS)) % 11) % 11
     return value[17].upper() == ("X" if check == 10 else str(check))

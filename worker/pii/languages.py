@@ -23,9 +23,12 @@ from worker.pii.lexicon import common_words, gazetteer
 _SPACY_LANGUAGES = ("es", "de", "fr", "pt", "it", "nl", "id", "tl", "tr", "vi", "ro", "sv", "nb", "da", "pl", "ca")
 # Hindi and Urdu written in Latin script (spaCy's Hindi list is in Devanagari).
 _HINGLISH = frozenset("""
-hai hain tha thi ka ki ke ko se mein mera meri mere tera teri tere apna apni uska uski unka unki kya kyun kyon
-kaise kab kahan nahi nahin haan bhi aur lekin toh abhi aaj yeh woh yahan wahan raha rahi rahe karo karna
-karke kiya hua hui hoga hogi gaya gayi diya bolo bata batao dekh chal yaar bhai bhaiya didi wala wali waala
+hai hain hoon hun tha thi ka ki ke ko se mein mera meri mere tera teri tere apna apni uska uski unka unki kya
+kyun kyon kaise kab kahan nahi nahin haan bhi aur lekin toh abhi aaj kal phir bas yeh woh yahan wahan raha rahi
+rahe karo karna karke karunga karungi karenge kiya hua hui hoga hogi gaya gayi gaye diya diye liya mila milega
+bolo bata batao dekh dekho chal chalo yaar bhai bhaiya didi wala wali waala naya nayi purana kuch koi kaun
+kitna kitne bahut zyada pehle baad saath liye bhej bhejo bhejta bhejti bhejna bhejdo dena lena dunga dungi
+chahiye sakta sakti accha acha theek thik sab ghar kaam paisa paise
 """.split())
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")
 FOREIGN_SHARE = 0.2  # two function words of another language in a sentence this short make it foreign
@@ -52,7 +55,7 @@ def names_in_foreign_text(text: str, start: int, end: int, particles: frozenset[
     """The parts of a PERSON finding ``[start, end)`` of a foreign-language ``text`` that are
     names: the finding is cut at the language's function words, and a part is kept when a
     name list knows one of its words (``Bu Sri untuk Putu`` gives ``Bu Sri`` and ``Putu``;
-    ``hoy hablé con`` gives nothing)."""
+    ``hoy hablé con`` gives nothing; see ``_named``)."""
     foreign, known = function_words(), gazetteer()
     parts: list[list[re.Match[str]]] = [[]]
     for word in _WORD.finditer(text, start, end):
@@ -61,5 +64,13 @@ def names_in_foreign_text(text: str, start: int, end: int, particles: frozenset[
             parts.append([])
         else:
             parts[-1].append(word)
-    return [(part[0].start(), part[-1].end()) for part in parts
-            if part and any(w.group(0).lower() in known for w in part)]
+    return [(part[0].start(), part[-1].end()) for part in parts if _named(part, known, particles)]
+
+
+def _named(part: list[re.Match[str]], known: dict[str, str], particles: frozenset[str]) -> bool:
+    """A part holds a name the gazetteer knows; a part of one word must be a given name (a
+    family name alone is as often a word of that language: "sagen", "hoon")."""
+    words = [w.group(0).lower() for w in part if w.group(0).lower() not in particles]
+    if len(part) == 1:
+        return bool(words) and "g" in known.get(words[0], "")
+    return any(w in known for w in words)

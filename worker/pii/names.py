@@ -264,7 +264,7 @@ def _absorb_common_names(text: str, start: int, end: int) -> tuple[int, int]:
     """``Li wei``, ``Owen price``: a neighbouring word the lexicon knows as common but that is
     a known name belongs to the name - a family name after it, a given name before it."""
     after = re.match(r" (" + _NAME_WORD + r")", text[end:])
-    if after and _name_word(after.group(1), "s"):
+    if after and _name_word(after.group(1), "s") and not _SPEAKER.match(text[end:]):
         end += after.end()
     before = re.search(r"(" + _NAME_WORD + r") $", text[:start])
     if before and _name_word(before.group(1), "g"):

@@ -46,8 +46,10 @@ def memory_in_schema(settings: Any, *, with_key: bool = False) -> dict[str, Any]
                                         "required": ["label", "confidence"],
                                         "properties": {"label": label_text, "confidence": confidence}},
                               "description": "1-5 labels, unique ignoring case"}, {"type": "null"}]},
-        "metadata": {"anyOf": [{"type": "object", "description": f"at most {settings.metadata_max_bytes} bytes "
-                                                                  "as compact JSON; never analysed for PII"},
+        "metadata": {"anyOf": [{"type": "object", "description": (
+            f"at most {settings.metadata_max_bytes} bytes as compact JSON, each key and string value at most "
+            f"{settings.pii_max_chars} characters; analysed for PII like the content (string values redacted, "
+            "a key holding personal data refuses the write)")},
                                {"type": "null"}]},
     }
     if with_key:

@@ -78,12 +78,23 @@ def test_bounds_are_inclusive_at_their_maximum():
                           + [{"label": f"label-{i}", "confidence": 1.0} for i in range(4)]), SETTINGS)
 
 
+def _metadata_of_size(size: int) -> dict[str, Any]:
+    """Metadata whose compact JSON is ``size`` bytes, in strings the PII stage can analyse."""
+    chunk = SETTINGS.pii_max_chars // 2
+    metadata: dict[str, Any] = {"k": []}
+    while len(json.dumps(metadata, separators=(",", ":"))) + chunk + 3 < size:
+        metadata["k"].append("m" * chunk)
+    metadata["k"].append("")
+    metadata["k"][-1] = "m" * (size - len(json.dumps(metadata, separators=(",", ":"))))
+    return metadata
+
+
 def test_metadata_exactly_at_the_size_bound_is_accepted_and_one_byte_more_is_not():
-    overhead = len(json.dumps({"k": ""}, separators=(",", ":")))
-    at_bound = {"k": "m" * (SETTINGS.metadata_max_bytes - overhead)}
+    at_bound, over = _metadata_of_size(SETTINGS.metadata_max_bytes), _metadata_of_size(SETTINGS.metadata_max_bytes + 1)
+    assert [len(json.dumps(m, separators=(",", ":"))) for m in (at_bound, over)] == \
+        [SETTINGS.metadata_max_bytes, SETTINGS.metadata_max_bytes + 1]
     validate_request(body(metadata=at_bound), SETTINGS)
-    error = rejected(body(metadata={"k": "m" * (SETTINGS.metadata_max_bytes - overhead + 1)}))
-    assert fields_of(error) == ["metadata"]
+    assert fields_of(rejected(body(metadata=over))) == ["metadata"]
 
 
 # ---------------------------------------------------------------- scope
@@ -278,6 +289,7 @@ def test_all_bad_fields_are_reported_together():
                  id="duplicate label"),
     pytest.param({"labels": [{"label": CANARY * 10, "confidence": CANARY}]}, id="label too long"),
     pytest.param({"metadata": {"note": CANARY * 2000}}, id="metadata too large"),
+    pytest.param({"metadata": {"note": CANARY * 450}}, id="metadata string longer than the PII stage analyses"),
     pytest.param({"metadata": CANARY}, id="metadata not an object"),
 ])
 def test_error_messages_never_include_the_submitted_value(bad):
@@ -310,3 +322,11 @@ def test_without_category_or_labels_the_label_is_uncategorized_with_full_confide
 def test_given_labels_win_over_the_scalar_category():
     assert normalise({"category": "preference", "confidence": 0.8,
                       "labels": [{"label": "work", "confidence": 0.6}]}) == [{"label": "work", "confidence": 0.6}]
+
+
+def test_a_metadata_string_the_pii_stage_could_not_analyse_is_refused_at_the_door():
+    limit = SETTINGS.pii_max_chars
+    assert len(CANARY) * 450 > limit and len(json.dumps({"k": CANARY * 450})) < SETTINGS.metadata_max_bytes
+    for metadata in ({"note": "x" * (limit + 1)}, {"a": [{"b": "y" * (limit + 1)}]}, {"z" * (limit + 1): 1}):
+        assert fields_of(rejected(body(metadata=metadata))) == ["metadata"]
+    validate_request(body(metadata={"note": "x" * limit}), SETTINGS)

@@ -13,6 +13,7 @@ import json
 import math
 import re
 from datetime import datetime
+from collections.abc import Iterator
 from typing import Any
 
 from worker.errors import FieldIssue, ValidationFailed
@@ -162,3 +163,18 @@ def _check_metadata(metadata: Any, settings: Any, issues: list[FieldIssue]) -> N
         return
     if size > settings.metadata_max_bytes:
         issues.append(FieldIssue("metadata", f"at most {settings.metadata_max_bytes} bytes as JSON"))
+    elif any(len(text) > settings.pii_max_chars for text in _strings(metadata)):
+        # the PII stage analyses each key and string value: a longer one could never be stored
+        issues.append(FieldIssue("metadata", f"keys and string values of at most {settings.pii_max_chars} characters"))
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield key
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+    elif isinstance(value, str):
+        yield value

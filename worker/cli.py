@@ -303,6 +303,9 @@ class _Stack:
 
     def _start_processes(self, env: dict[str, str]) -> None:
         cli = [sys.executable, "-m", "worker.cli"]
+        if not self.settings.idempotency_fingerprint_key.get_secret_value():
+            key = self._dev_secret("fingerprint-key", lambda: _token() + _token())
+            env = {**env, "IBEX_IDEMPOTENCY_FINGERPRINT_KEY": key}
         for name in ("worker", "sweeper"):
             self.children.append(subprocess.Popen([*cli, name], env=env, start_new_session=True))
         self.escalation_worker = subprocess.Popen([*cli, "escalations", "run"], env=env, start_new_session=True)

@@ -35,6 +35,7 @@ CommaList = Annotated[tuple[str, ...], NoDecode]
 
 # Substrings that mark a secret nobody filled in (the env examples use them).
 _PLACEHOLDER_MARKERS = ("change-me", "changeme", "placeholder", "example-secret")
+FINGERPRINT_KEY_MIN_CHARS = 32
 
 # Longest wait between two attempts of one chat-completions call (jittered, exponential).
 OPENAI_RETRY_BACKOFF_CAP_SECONDS = 2.0
@@ -149,6 +150,12 @@ class Settings(BaseSettings):
     escalation_idle_backoff_max_seconds: float = Field(10.0, gt=0)  # idle waits double up to this
     escalation_org_ids: CommaList = ()  # poll only these orgs (empty: every org)
 
+    # --- idempotency ---
+    # HMAC key of the idempotency ledger's request fingerprints: the ledger never holds a plain
+    # hash of a raw request (which anyone with the table could test guesses of personal data
+    # against). Every API replica must share it; production needs 32 characters or more.
+    idempotency_fingerprint_key: SecretStr = SecretStr("")
+
     # --- operations: Flower and worker metrics ---
     flower_address: str = "127.0.0.1"  # Flower binds here; keep it on localhost (or behind a proxy)
     flower_port: int = Field(5555, ge=1, le=65535)
@@ -187,8 +194,12 @@ class Settings(BaseSettings):
         auth = self.flower_basic_auth.get_secret_value()
         if ":" not in auth or not auth.split(":", 1)[1]:
             raise ValueError("production needs IBEX_FLOWER_BASIC_AUTH as user:password")
+        fingerprint_key = self.idempotency_fingerprint_key.get_secret_value()
+        if len(fingerprint_key) < FINGERPRINT_KEY_MIN_CHARS:
+            raise ValueError(f"production needs IBEX_IDEMPOTENCY_FINGERPRINT_KEY of {FINGERPRINT_KEY_MIN_CHARS} "
+                             "characters or more")
         for name, value in (("IBEX_FLOWER_BASIC_AUTH", auth), ("IBEX_DATABASE_URL", self.database_url),
-                            ("IBEX_REDIS_URL", self.redis_url)):
+                            ("IBEX_REDIS_URL", self.redis_url), ("IBEX_IDEMPOTENCY_FINGERPRINT_KEY", fingerprint_key)):
             if any(marker in value.lower() for marker in _PLACEHOLDER_MARKERS):
                 raise ValueError(f"{name} still holds a placeholder secret")
 

@@ -9,6 +9,7 @@ so a delivery whose lease expired and was taken over cannot overwrite the winner
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -227,10 +228,11 @@ def release(conn: Any, ctx: WriteContext, hold_seconds: float = 0.0) -> None:
                             "hold_seconds": hold_seconds})
 
 
-def fingerprint(body: dict[str, Any]) -> str:
-    """Hash of the canonical JSON: key order and whitespace do not matter."""
+def fingerprint(body: dict[str, Any], key: str) -> str:
+    """HMAC-SHA256 of the canonical JSON under the deployment's key: key order and whitespace do
+    not matter, and without the key nobody can test a guessed request against the ledger."""
     canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    return hmac.new(key.encode("utf-8"), canonical.encode("utf-8"), hashlib.sha256).hexdigest()
 
 
 EXHAUSTED_BY_IDS = text(

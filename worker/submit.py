@@ -152,7 +152,7 @@ def _record(engine: Any, settings: Any, body: dict[str, Any], request: dict[str,
                                               queue=settings.queue_validate))
         scope = {"org_id": org_id, "agent_id": agent_id, "key": key}
         claim = conn.execute(_FIND_CLAIM, scope).first()
-        fingerprint = jobs.fingerprint(body)
+        fingerprint = jobs.fingerprint(body, settings.idempotency_fingerprint_key.get_secret_value())
         if claim is not None:
             replay = _existing_claim(claim, fingerprint)
             if replay is not None:

@@ -87,6 +87,10 @@ def test_flower_is_published_on_localhost_only_and_requires_auth_from_the_env_fi
     assert "IBEX_FLOWER_BASIC_AUTH" in _variables(SERVICES["flower"])
 
 
+def test_the_api_gets_the_fingerprint_key_from_the_env_file():
+    assert "IBEX_IDEMPOTENCY_FINGERPRINT_KEY" in _variables(SERVICES["api"])
+
+
 def test_secrets_live_in_env_files_not_in_the_compose_file():
     text = (ROOT / "docker-compose.yml").read_text().lower()
     assert "password" not in text and "secret" not in text.replace("secrets come from", "")

@@ -3,6 +3,8 @@ placeholders, retry schedule, settings. Fakes stand in only for adapters here.""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import random
 import re
 from pathlib import Path
@@ -141,6 +143,28 @@ def test_settings_refuse_a_lease_that_a_task_can_outlive():
 def test_settings_refuse_console_logs_in_production():
     with pytest.raises(ValueError, match="JSON"):
         make_settings(environment="production", log_format="console")
+
+
+PRODUCTION = {"environment": "production", "log_format": "json", "flower_basic_auth": "ops:a-long-random-password",
+              "idempotency_fingerprint_key": "k" * 32}
+
+
+def test_production_needs_a_real_fingerprint_key():
+    assert make_settings(**PRODUCTION).idempotency_fingerprint_key.get_secret_value() == "k" * 32
+    for key in ("", "k" * 31, "change-me-to-a-random-key-of-32-characters-or-more"):
+        with pytest.raises(ValueError, match="IBEX_IDEMPOTENCY_FINGERPRINT_KEY"):
+            make_settings(**{**PRODUCTION, "idempotency_fingerprint_key": key})
+
+
+def test_a_fingerprint_is_keyed_and_ignores_key_order():
+    from worker.jobs import fingerprint
+
+    body = {"org_id": "acme", "agent_id": "bot", "content": "Call Jane on +44 7700 900461.", "source": "chat"}
+    reordered = dict(reversed(list(body.items())))
+    assert fingerprint(body, "k1") == fingerprint(reordered, "k1")
+    assert fingerprint(body, "k1") != fingerprint(body, "k2")
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    assert fingerprint(body, "k1") != hashlib.sha256(canonical).hexdigest()
 
 
 def test_entity_lists_are_read_from_comma_separated_variables(monkeypatch):

@@ -228,7 +228,7 @@ def test_a_note_is_stored_and_answered_with_its_personal_data_as_placeholders(ap
     org, agent = new_scope(), new_scope("agent")
     [pair] = escalate_pairs(engine, org, agent, [numbered(CONTRADICTS, 1)])
     key, _ = key_with_id(engine, org)
-    name, phone, card = "Wanjiru Kamau", "+44 7700 900461", "4111 1111 1111 1112"
+    name, phone, card = "Wanjiru Kamau", "+44 7700 938217", "4929 5812 7734 0061"  # the card's check digit is wrong
     note = f"Checked with {name} on {phone}; the card {card} is not hers."
     with api.client(key) as client:
         response = resolve(client, pair.escalation_id, "contradicts", note)
@@ -241,7 +241,7 @@ def test_a_note_is_stored_and_answered_with_its_personal_data_as_placeholders(ap
     haystacks = {"response": response.text, "relationships": relationships, "list": shown,
                  "api log": api.log_text(),
                  **{table: "\n".join(tenant_rows(engine, table, org)) for table in TENANT_TABLES}}
-    pieces = (name, "Wanjiru", "Kamau", phone, "900461", card, "1112")
+    pieces = (name, "Wanjiru", "Kamau", phone, "938217", card, "58127734")
     assert [(where, piece) for where, text in haystacks.items() for piece in pieces if piece in text] == []
 
 

@@ -278,12 +278,29 @@ def _keep(text: str, finding: Finding) -> bool:
         return _person(value, announced=finding.recognizer == CUED, placed=finding.recognizer in (CUED, KNOWN))
     if finding.entity_type == "IP_ADDRESS":
         return not (NOT_AN_IP.found_in(words_before(text, finding.start, 1)) or _inside_dotted_run(text, finding)
+                    or _network(text, finding) or _NETMASK.fullmatch(value) is not None
                     or _version_like(value) and not IP_CUES.found_in(words_before(text, finding.start, 5)))
     if finding.entity_type == "PHONE_NUMBER":
         return numbers.phone_in_context(text, finding.start, value)
     if finding.entity_type == "US_SSN":
         return not _ZIP4.fullmatch(value)  # 94105-1420 is grouped as a ZIP+4; an SSN is grouped 3-2-4
     return True
+
+
+_PREFIX_LENGTH = re.compile(r"/(\d{1,3})(?!\d)")
+_MASK_OCTET = r"(?:255|254|252|248|240|224|192|128|0)"
+_NETMASK = re.compile(rf"255\.{_MASK_OCTET}\.{_MASK_OCTET}\.{_MASK_OCTET}")
+
+
+def _network(text: str, finding: Finding) -> bool:
+    """``10.0.0.0/8``, ``2001:db8::/32``: a range wider than a household's or a small office's
+    is nobody's address. A narrower one (IPv4 /24 or longer, IPv6 /48 or longer: a home's
+    delegated prefix) can point at a few people, so it stays masked."""
+    value = text[finding.start:finding.end]
+    length = _PREFIX_LENGTH.search(value) or _PREFIX_LENGTH.match(text, finding.end)
+    if length is None:
+        return False
+    return int(length.group(1)) < (48 if ":" in value else 24)
 
 
 def _version_like(value: str) -> bool:

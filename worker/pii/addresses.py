@@ -140,7 +140,7 @@ _STRONG = [
     re.compile(rf"(?<![\w])[^\W\d_][\w'’\-]*(?:{_SUFFIX_RE})\s+(?:no[.:]?\s*)?{_NUM}(?![\w])", re.IGNORECASE),
     re.compile(rf"(?<![\w]){_W}\s+(?:{_SUFFIX_RE})\s+(?:no[.:]?\s*)?{_NUM}(?![\w])", re.IGNORECASE),
     # PO Box 4412 / Postfach 210 / Caixa Postal 1520 / BP 44 / Private Bag X9
-    re.compile(rf"(?<![\w])(?:{_BOX_RE})\s*[a-z]?{_NUM}(?:-\d+)?(?![\w])", re.IGNORECASE),
+    re.compile(rf"(?<![\w])(?:{_BOX_RE})\s*[a-z]?\d+[a-z]?(?:-\d+)?(?![\w]|[/.,]\d)", re.IGNORECASE),
     # 3-12-8 Jingumae (Japanese chome-ban-go)
     re.compile(rf"(?<![\w\-])\d{{1,2}}-\d{{1,3}}-\d{{1,4}}\s+{_W}", re.IGNORECASE),
     # Blk 456 Ang Mo Kio Ave 10 / Plot 14 / House No. 5-9-22/1

@@ -60,6 +60,9 @@ PHONE_CUES = Cues.of([
     "direct", "switchboard", "voicemail", "ext", "extension", "móvil", "movil", "teléfono", "telefono", "tlf",
     "handy", "telefon", "tél", "téléphone", "portable", "celular", "cel", "telefone", "zap", "emergency",
     "phone number", "call me", "call back", "callback", "call-back", "back on", "reach me", "on", "at",
+    "caller", "area code", "sími", "simi", "puhelin", "puh", "telefonnummer", "tlf.", "telefonu", "telefonos",
+    "τηλ", "τηλέφωνο", "тел", "телефон", "sđt", "hp", "no hp", "nomor", "nombor", "telp", "telpon", "numero",
+    "número", "numéro", "nummer", "rufnummer", "mobil", "mobile no", "gsm", "portátil", "cellulare",
 ])
 
 CARD_CUES = Cues.of([
@@ -86,8 +89,8 @@ _DATE = re.compile(r"\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-./]\d{1,2}[-./]\d{2,
 _DIGIT_WORDS = {"zero": "0", "oh": "0", "o": "0", "one": "1", "two": "2", "three": "3", "four": "4",
                 "five": "5", "six": "6", "seven": "7", "eight": "8", "nine": "9"}
 _SPOKEN_DIGIT = r"(?:(?:double|triple)\s+)?(?:zero|oh|one|two|three|four|five|six|seven|eight|nine|\d{1,4})"
-_SPOKEN = re.compile(rf"(?<![\w.,]){_SPOKEN_DIGIT}(?:(?:\s*,\s*|[\s\-]+){_SPOKEN_DIGIT}){{2,}}(?![\w]|[.,]\d)",
-                     re.IGNORECASE)
+_SPOKEN = re.compile(rf"(?<![\w.,])(?:plus\s+)?{_SPOKEN_DIGIT}(?:(?:\s*,\s*|[\s\-]+){_SPOKEN_DIGIT}){{2,}}"
+                     r"(?![\w]|[.,]\d)", re.IGNORECASE)
 
 
 # 1-800-FLOWERS: a toll-free number spelled in letters.
@@ -158,7 +161,8 @@ def phone_in_context(text: str, start: int, value: str) -> bool:
         return False  # "sysUpTime 48213377 ticks", "Din pakke 77182031": a counter or a parcel as likely
     before = words_before(text, start, 6)
     near = 1 if value.startswith(("+", "(")) else 6  # "+44 ..." is a phone unless labelled right before it
-    business = [i for i in range(len(before)) if BUSINESS.found_in(before[i:]) and i >= len(before) - near]
+    unlabelled = ["" if _phone_label(before, i) else word for i, word in enumerate(before)]
+    business = [i for i in range(len(before)) if BUSINESS.found_in(unlabelled[i:]) and i >= len(before) - near]
     if not business:
         return True
     strong = PHONE_CUES.words - _WEAK_PHONE
@@ -172,6 +176,17 @@ def phone_in_context(text: str, start: int, value: str) -> bool:
 # triples (30/144/255).
 _NOT_A_PHONE = re.compile(r"(?:\d+\.)+\d+(?<=\.\d)|\d+(?:\.\d+)*\.\d\.\d+(?:\.\d+)*|(?:19|20)\d\d[-./]\d+|"
                           r"\d{1,5}-\d{2,7}-\d{2,7}-[\dx]|\d{1,3}/\d{1,3}/\d{1,3}|97[89]-?\d[\d\-]{9,15}", re.I)
+
+
+def _phone_label(before: list[str], index: int) -> bool:
+    """"Mobile No.", "Caller ID", "area code": the business-like word at ``index`` only says
+    which phone word's number follows."""
+    return (before[index] in _NUMBER_WORDS | {"code"} and index > 0
+            and before[index - 1] in PHONE_CUES.words | _PHONE_KINDS)
+
+
+# Words that say which of someone's numbers follows: "Alt. No.", "home #", "area code".
+_PHONE_KINDS = frozenset({"alt", "alternate", "alternative", "home", "private", "personal", "area", "country"})
 
 
 # Words between a business word and its number ("order no. 12", "ticket # 4", "case id: 7").
@@ -230,6 +245,8 @@ def card_network(digits: str) -> bool:
         return 16 <= n <= 19
     if digits[0] == "6" or first2 in (50, 81, 82) or 2200 <= first4 <= 2204:
         return 12 <= n <= 19
+    if first4 == 9792:
+        return n == 16  # Troy (Türkiye)
     return 56 <= first2 <= 58 and 12 <= n <= 19
 
 
@@ -295,12 +312,15 @@ _CRYPTO = re.compile(r"(?<![\w])(?:bc1[ac-hj-np-z02-9]{25,62}|[13][1-9a-z]{25,34
 
 # Shapes common enough among other ids that only a coin's word near them makes them wallets:
 # Litecoin and Dogecoin legacy (base58, 26-35 characters), Solana (base58, 32-44).
-_CUED_WALLET = re.compile(r"(?<![\w])(?:[lmd][1-9a-z]{25,34}|[1-9a-z]{32,44})(?![\w])", re.IGNORECASE)
-# Litecoin bech32 and Monero (95 characters from 4 or 8) are distinctive by shape.
-_SHAPED_WALLET = re.compile(r"(?<![\w])(?:ltc1[ac-hj-np-z02-9]{25,62}|[48][0-9a-z]{94})(?![\w])", re.IGNORECASE)
+_CUED_WALLET = re.compile(r"(?<![\w])(?:[lmdr][1-9a-z]{24,34}|[1-9a-z]{32,44})(?![\w])", re.IGNORECASE)
+# Litecoin bech32, Cardano, Bitcoin Cash (CashAddr) and Monero (95 characters from 4 or 8) are
+# distinctive by shape.
+_SHAPED_WALLET = re.compile(r"(?<![\w])(?:ltc1[ac-hj-np-z02-9]{25,62}|addr1[ac-hj-np-z02-9]{50,110}|"
+                            r"(?:bitcoincash:)?[qp][ac-hj-np-z02-9]{41}|[48][0-9a-z]{94})(?![\w])", re.IGNORECASE)
 COIN_CUES = Cues.of([
     "wallet", "ltc", "litecoin", "doge", "dogecoin", "sol", "solana", "phantom", "xmr", "monero", "p2sh",
-    "p2pkh", "bech32", "payout", "deposit", "withdrawal", "crypto", "usdt", "usdc", "sol.transfer",
+    "p2pkh", "bech32", "payout", "deposit", "withdrawal", "crypto", "usdt", "usdc", "sol.transfer", "xrp",
+    "ripple", "cardano", "bch", "tron", "trx",
 ])
 
 

@@ -196,3 +196,48 @@ def test_amounts_dates_ids_and_quantities_are_no_address_phone_or_ssn(redactor, 
 ])
 def test_wallets_ids_by_check_digit_and_numbers_read_out(redactor, text, expected):
     assert _one(redactor, text).content == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Mobile No.: 050 123 4567, ask for the duty manager", "Mobile No.: [PHONE_NUMBER], ask for the duty manager"),
+    ("Caller ID: +19175550186 | Queue: Billing", "Caller ID: [PHONE_NUMBER] | Queue: Billing"),
+    ("my new cell is area code seven one eight, five five five, zero one nine nine",
+     "my new cell is area code [PHONE_NUMBER]"),
+    ("Sími: 8621947", "Sími: [PHONE_NUMBER]"),
+    ("Troy kart: 9792 5949 5493 1676", "Troy kart: [CREDIT_CARD]"),
+    ("XRP to rpELXjfCJup6JGibHhHGdoEND8Qae2F4Fa, destination tag 1048832",
+     "XRP to [CRYPTO], destination tag 1048832"),
+    ("Her home prefix is 2a01:4b00:8e1c:7d00::/56.", "Her home prefix is [IP_ADDRESS]."),
+])
+def test_phone_labels_more_networks_and_narrow_ranges_are_personal(redactor, text, expected):
+    assert _one(redactor, text).content == expected
+
+
+@pytest.mark.parametrize("text", [
+    "Allow 10.0.0.0/8 and 172.16.0.0/12 through the firewall.",
+    "netmask 255.255.255.0 on the office VLAN",
+    "BP 128/84, pulse 72, SpO2 98 %",
+    "Ticket no. 4412098831 was closed by the night shift.",
+])
+def test_wide_ranges_masks_vitals_and_ticket_numbers_are_not_personal(redactor, text):
+    outcome = _one(redactor, text)
+    assert outcome.content == text and not outcome.quarantined
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("tell will im running late, like 15 min", "tell [PERSON] im running late, like 15 min"),
+    ("remind me to venmo joy for the uber", "remind me to venmo [PERSON] for the uber"),
+    ("grace and hope r coming too", "[PERSON] and [PERSON] r coming too"),
+    ("Park and Cook are both on leave this week.", "[PERSON] and [PERSON] are both on leave this week."),
+])
+def test_names_that_are_words_as_objects_of_person_verbs_and_as_a_pair(redactor, text, expected):
+    assert _one(redactor, text).content == expected
+
+
+@pytest.mark.parametrize("text", [
+    "call back tomorrow about the invoice",
+    "pay cash at the counter",
+    "We hope and pray the release ships on time.",
+])
+def test_verbs_and_conjunctions_alone_make_no_name(redactor, text):
+    assert _one(redactor, text).content == text

@@ -87,7 +87,48 @@ def cued_names(text: str) -> list[Hit]:
         span = _name_after(text, cue.end(), level)
         if span is not None:
             hits.append(Hit("PERSON", *_absorb_common_names(text, *span), LIKELY))
-    return hits + _named_by_verb(text) + _addressed(text) + _mentioned(text) + _speakers(text)
+    return (hits + _named_by_verb(text) + _addressed(text) + _mentioned(text) + _speakers(text) + _addressee(text)
+            + _pair(text))
+
+
+# "grace and hope r coming too", "Park and Cook are both on leave": two known given names joined
+# and acting together.
+_PAIR = re.compile(
+    r"(?<![\w'’])(" + _NAME_WORD + r")\s*(?:and|&|\+)\s*(" + _NAME_WORD + r")\s+(?:are|were|r|have|had|both|said|"
+    r"say|want|wanted|came|come|went|left|joined|run|ran|will|can|got|get)\b", re.IGNORECASE)
+
+
+def _pair(text: str) -> list[Hit]:
+    hits = []
+    for match in _PAIR.finditer(text):
+        words = [match.group(1).lower(), match.group(2).lower()]
+        if all(_given_name(w) and (w not in STOP_WORDS or w in _MODAL_NAMES) and w not in _CUE_WORDS
+               and w not in places() for w in words) and not _after_determiner(text, match.start(1)):
+            hits += [Hit("PERSON", match.start(g), match.end(g), NAMED_ALONE) for g in (1, 2)]
+    return hits
+
+
+# "tell will im running late", "remind me to venmo joy": a known given name as the object of a
+# verb that takes a person, with nothing after it that would make it a noun ("ask price for").
+_PERSON_OBJECT = re.compile(
+    r"(?<![\w'’])(?:tell|ask|text|ping|remind|venmo|thank|email|message|dm|invite|call|ring|meet|meeting)\s+"
+    r"(" + _NAME_WORD + r")(?=\s*(?:$|[,.!?;:)]|\s(?:to|for|about|that|if|whether|back|asap|im|i'm|i|we|and|or|"
+    r"tomorrow|today|tonight|later|please|pls|re|at|on)\b))", re.IGNORECASE)
+
+
+def _addressee(text: str) -> list[Hit]:
+    hits = []
+    for match in _PERSON_OBJECT.finditer(text):
+        lower = match.group(1).lower()
+        if (_given_name(lower) and (lower not in STOP_WORDS or lower in _MODAL_NAMES)
+                and lower not in _CUE_WORDS and lower not in _NOT_A_NAME_OBJECT):
+            hits.append(Hit("PERSON", match.start(1), match.end(1), NAMED_ALONE))
+    return hits
+
+
+# Words a verb of that list often takes that the gazetteer also holds as given names.
+_NOT_A_NAME_OBJECT = frozenset({"back", "home", "time", "support", "sales", "service", "everyone", "team", "cash",
+                                "up", "out", "off", "around"})
 
 
 # "@grace can you check": a mention names a person (a handle is personal too); a few name groups.

@@ -35,9 +35,10 @@ pii-eval: $(STAMP)
 demo: $(STAMP)
 	$(PY) -m ops.demo
 
-# Benchmarks (bounded in time, ~25 min on 2 cores; results in ops/bench/results/, summary in
+# Benchmarks (bounded in time, ~25 min on 2 cores; raw results in ops/bench/results/, not in
+# git; one headline line per full run appended to ops/bench/runs.jsonl; summary in
 # ops/bench/RESULTS.md): write-path throughput (bound, batched, naive), then near-dup search
-# scale, then the chart and RESULTS.md tables from both result files.
+# scale, then the chart and RESULTS.md tables.
 $(BENCH_STAMP): $(STAMP) pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev,bench]'
 	touch $(BENCH_STAMP)

@@ -2,10 +2,11 @@
 
     python -m ops.bench.report
 
-Reads ``results/service_bench.json`` and ``results/search_scale.json``; draws
-``results/service_bench.png`` (throughput vs offered load, latency percentiles, stage
-breakdown, CPU by process) and rewrites only the generated blocks of ``RESULTS.md``
-(between ``<!-- BEGIN name -->`` and ``<!-- END name -->``); the prose around them is kept.
+Reads ``results/service_bench.json`` and ``results/search_scale.json`` (generated, not in
+git) and ``runs.jsonl`` (one committed line per full run); draws ``results/service_bench.png``
+(throughput vs offered load, latency percentiles, stage breakdown, CPU by process) and
+rewrites only the generated blocks of ``RESULTS.md`` (between ``<!-- BEGIN name -->`` and
+``<!-- END name -->``); the prose around them is kept.
 """
 
 from __future__ import annotations
@@ -337,17 +338,38 @@ def service_markdown(d: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
-def history_runs(results: Path, last: int = 8) -> list[dict[str, Any]]:
-    """The last ``last`` full runs (batched and naive) kept in results/history/."""
-    runs = []
-    for path in sorted((results / "history").glob("service_bench_*.json")):
-        try:
-            d = json.loads(path.read_text())
-        except ValueError:
-            continue
-        if {"batched", "naive"} <= set(d.get("modes", {})) and "summary" in d:
-            runs.append(d)
-    return sorted(runs, key=lambda d: d["date"])[-last:]
+RUNS = HERE / "runs.jsonl"
+
+
+def headline(d: dict[str, Any]) -> dict[str, Any]:
+    """One full run's line in ``runs.jsonl``: what the runs table needs, no per-step data."""
+    others = [st["other_cores_send"] for m in d["modes"].values() for st in m["steps"] if "other_cores_send" in st]
+    others += [p["other_cores"] for p in d["bound"]["passes"] if "other_cores" in p]
+    code = d.get("code", {})
+    s = d["summary"]
+    return {
+        "date": d["date"], "machine": d.get("machine", {}), "load_average": d.get("load_average", {}),
+        "code": {k: code[k] for k in ("commit", "same_write_path_as", "modified_product_files") if k in code},
+        "broker_quiet_between_steps": any("after_step" in st for m in d["modes"].values() for st in m["steps"]),
+        "other_cores_max": max(others) if others else None,
+        "bound_items_per_s": s["bound_items_per_s"], "batched_over_naive": s.get("batched_over_naive"),
+        **{mode: {k: s[mode][k] for k in ("sustained_per_s", "ratio_to_bound", "half_max_p99_ms")}
+           for mode in ("batched", "naive")},
+    }
+
+
+def record_run(d: dict[str, Any], runs: Path = RUNS) -> None:
+    """Append a full run (batched and naive) to the committed ledger of runs."""
+    with runs.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(headline(d), sort_keys=True) + "\n")
+
+
+def recorded_runs(runs: Path = RUNS, last: int = 8) -> list[dict[str, Any]]:
+    """The last ``last`` runs of ``runs.jsonl``."""
+    if not runs.exists():
+        return []
+    lines = [json.loads(line) for line in runs.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return sorted(lines, key=lambda d: d["date"])[-last:]
 
 
 def product_tree(commit: str) -> str | None:
@@ -375,21 +397,19 @@ def code_key(d: dict[str, Any]) -> str:
 
 
 def method_note(d: dict[str, Any]) -> str:
-    """Runs whose steps wait for the broker to be empty before the next one (from 42fcf53 on)
-    are grouped apart: before that, an overloaded step's leftover messages billed the next."""
-    quiet = any("after_step" in st for m in d["modes"].values() for st in m["steps"])
-    return ", steps start with the broker empty" if quiet else ""
+    """Runs whose steps wait for the broker to be empty before the next one are grouped apart:
+    without that wait, an overloaded step's leftover messages billed the next."""
+    return ", steps start with the broker empty" if d.get("broker_quiet_between_steps") else ""
 
 
 def runs_markdown(runs: list[dict[str, Any]]) -> str:
     def row(d: dict[str, Any]) -> dict[str, Any]:
-        s = d["summary"]
-        return {"bound": s["bound_items_per_s"], "batched": s["batched"]["sustained_per_s"],
-                "naive": s["naive"]["sustained_per_s"], "b_ratio": s["batched"]["ratio_to_bound"],
-                "n_ratio": s["naive"]["ratio_to_bound"], "bn": s.get("batched_over_naive"),
-                "p99": s["batched"]["half_max_p99_ms"], "p99n": s["naive"]["half_max_p99_ms"]}
+        return {"bound": d["bound_items_per_s"], "batched": d["batched"]["sustained_per_s"],
+                "naive": d["naive"]["sustained_per_s"], "b_ratio": d["batched"]["ratio_to_bound"],
+                "n_ratio": d["naive"]["ratio_to_bound"], "bn": d.get("batched_over_naive"),
+                "p99": d["batched"]["half_max_p99_ms"], "p99n": d["naive"]["half_max_p99_ms"]}
 
-    out = ["Full runs kept in `results/history/`, grouped by the write path they measured; each run has "
+    out = ["Full runs recorded in `runs.jsonl`, grouped by the write path they measured; each run has "
            "its own bound, service and ratios, and each group's verdict is read on its medians (the last "
            "three runs of the group):", "",
            "| run (UTC) | write path measured | load avg | other processes' cores (max of a step) | bound items/s | "
@@ -403,10 +423,9 @@ def runs_markdown(runs: list[dict[str, Any]]) -> str:
             r, code = row(d), d.get("code", {})
             shown = code.get("commit", "?") + (f" (= {code['same_write_path_as']} on the write path)"
                                                if code.get("same_write_path_as") else "")
-            others = [st["other_cores_send"] for m in d["modes"].values() for st in m["steps"]
-                      if "other_cores_send" in st] + [p["other_cores"] for p in d["bound"]["passes"] if "other_cores" in p]
+            others = d.get("other_cores_max")
             out.append(f"| {d['date']} | {shown} | {_load(d['load_average'])} | "
-                       f"{_f(max(others), 2) if others else 'not measured'} | {_f(r['bound'])} | "
+                       f"{_f(others, 2) if others is not None else 'not measured'} | {_f(r['bound'])} | "
                        f"{_f(r['batched'])} ({_f(r['b_ratio'], 2)}) | {_f(r['naive'])} ({_f(r['n_ratio'], 2)}) | "
                        f"{_f(r['bn'], 2)} | {_f(r['p99'], 0)} / {_f(r['p99n'], 0)} ms |")
         rows = [row(d) for d in members[-3:]]
@@ -467,7 +486,7 @@ def main(argv: list[str] | None = None) -> None:
         data = json.loads(service.read_text())
         chart(data, results / "service_bench.png")
         text = replace_block(text, "service_bench", service_markdown(data))
-        runs = history_runs(results)
+        runs = recorded_runs()
         if runs:
             text = replace_block(text, "service_bench_runs", runs_markdown(runs))
     search = results / "search_scale.json"

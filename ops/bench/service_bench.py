@@ -49,10 +49,11 @@ stages -> PostgreSQL), batched and naive, on one machine in one run.
    ``batched-hops`` and ``naive-hops`` with ``IBEX_STAGE_INLINE=false`` (one broker delivery
    per stage, the write path before inline continuation); ``batched-wait0`` and
    ``batched-wait30`` with ``IBEX_STAGE_BATCH_WAIT_MS`` 0 or 30.
-3. Results: ``ops/bench/results/service_bench.json``, and a copy of every full run in
-   ``ops/bench/results/history/``; then ``python -m ops.bench.report`` draws
-   ``service_bench.png`` and refreshes the generated parts of ``ops/bench/RESULTS.md``
-   (including the medians over the runs of each write-path version).
+3. Results: ``ops/bench/results/service_bench.json`` (generated, not in git), and one line of
+   headline figures per full run appended to the committed ``ops/bench/runs.jsonl``; then
+   ``python -m ops.bench.report`` draws ``results/service_bench.png`` and refreshes the
+   generated parts of ``ops/bench/RESULTS.md`` (including the medians over the runs of each
+   write-path version).
 
 Only 127.0.0.1 is contacted. Every loop is bounded in count and time; every process this
 starts is stopped in ``finally`` blocks (SIGTERM to its process group, then SIGKILL), also
@@ -903,19 +904,24 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=RESULTS / "service_bench.json")
     parser.add_argument("--lock-wait", type=float, default=1800.0,
                         help="seconds to wait while another service_bench runs on this machine")
-    parser.add_argument("--history", type=Path, default=RESULTS / "history",
-                        help="a copy of each full run goes here (empty: none)")
+    parser.add_argument("--runs", type=Path, default=None,
+                        help="append each full run's headline figures to this ledger (default: ops/bench/runs.jsonl; "
+                             "'none': do not record)")
     args = parser.parse_args()
     if args.quick:
         args.step_seconds, args.half_seconds, args.repeats, args.refine = 8.0, 8.0, 1, 0
         args.bound_items, args.mode_budget, args.rates = 160, 150.0, "5,10,30"
     args.rates = [float(r) for r in args.rates.split(",")]
+    from ops.bench import report
+
     if args.quick:  # a smoke run never replaces the results
-        args.history = None
+        args.runs = None
         if args.out == RESULTS / "service_bench.json":
             args.out, args.no_report = Path(tempfile.gettempdir()) / "service_bench_quick.json", True
-    elif str(args.history) in ("", ".", "-", "none"):
-        args.history = None
+    elif str(args.runs) in ("", ".", "-", "none"):
+        args.runs = None
+    elif args.runs is None:
+        args.runs = report.RUNS
 
     # Stopping the benchmark stops what it started (the `finally` blocks): SIGTERM becomes
     # SystemExit, and SIGINT is honoured even when a shell started it in the background
@@ -951,16 +957,11 @@ def main() -> None:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1) + "\n")
     log(f"wrote {args.out} in {result['durations_s']['total']} s")
-    if args.history and set(result["modes"]) >= {"batched", "naive"}:
-        # Every full run is kept: RESULTS.md quotes the medians of the last three.
-        args.history.mkdir(parents=True, exist_ok=True)
-        stamp = result["date"].replace(":", "").replace("-", "")
-        (args.history / f"service_bench_{stamp}.json").write_text(json.dumps(result, indent=1) + "\n")
+    if args.runs and set(result["modes"]) >= {"batched", "naive"}:
+        report.record_run(result, args.runs)  # RESULTS.md quotes the medians of the last three
     print(json.dumps(result["summary"], indent=2))
     lock.close()
     if not args.no_report:
-        from ops.bench import report
-
         report.main([])
 
 

@@ -17,13 +17,12 @@ stages -> PostgreSQL), batched and naive, on one machine in one run.
    each step sends ``rate x --step-seconds`` writes of a fresh corpus (new agents, so no
    step deduplicates against another) at fixed times whatever the answers, then waits for
    the backlog to drain and reads every job row back. The sender is ``ops.bench.loadclient``
-   (pre-encoded requests over keep-alive connections): it shares the machine, and httpx,
-   used before, took about 4 ms of CPU per write from the service it measured. With the
-   step's figures taken, it waits until no message is left in the broker: before coalesced
-   wake-ups (d8534eb), hundreds of messages whose jobs a batch already took were still
-   queued after an overloaded step, and consuming them (about 2 ms of CPU each) used to
-   bill the next step (from 12:30 UTC on 2026-11-30; the step records how many there were
-   and how long they took).
+   (pre-encoded requests over keep-alive connections): it shares the machine, and a general
+   HTTP client takes about 4 ms of CPU per write from the service it measures. With the
+   step's figures taken, it waits until no message is left in the broker, so that messages
+   left over by an overloaded step (whose jobs a batch already took; about 2 ms of CPU each
+   to consume) do not bill the next step; the step records how many there were and how long
+   they took.
    - sweep: ``--rates`` in order until committed throughput stops rising (a step that is
      not sustained and commits less than 5 % more than the best step so far);
    - refine: up to ``--refine`` steps between the highest sustained rate and the capacity
@@ -100,10 +99,10 @@ STAGES = ("validate", "pii", "exact_dedup", "embed", "near_dedup", "conflict", "
 MODES: dict[str, tuple[int, dict[str, str]]] = {
     "batched": (32, {}),
     "naive": (1, {}),
-    # torch threads x pool processes = cores (the default since 7c99c91) / the earlier default, 2x2 on 2 cores
+    # torch threads per pool process: 1 (threads x processes = cores, the default) or 2 (2 x 2 on 2 cores)
     "batched-1thread": (32, {"IBEX_EMBEDDING_THREADS": "1"}),
     "batched-2threads": (32, {"IBEX_EMBEDDING_THREADS": "2"}),
-    # one broker delivery per stage, as before inline continuation (the write path up to 2f80d22)
+    # one broker delivery per stage: inline continuation off
     "batched-hops": (32, {"IBEX_STAGE_INLINE": "false"}),
     "naive-hops": (1, {"IBEX_STAGE_INLINE": "false"}),
     # the batch wait (IBEX_STAGE_BATCH_WAIT_MS, default 10): off, and longer

@@ -191,7 +191,9 @@ def build_registry(nlp_engine: Any) -> RecognizerRegistry:
 def refine(view: View, findings: list[Finding]) -> list[Finding]:
     """Drop what a recognizer got wrong in ways context shows: a "person" that is an id, a
     programming language or a month, a lone word spaCy alone calls a person, an "IP address"
-    that is a version number, a "phone number" that is a date or an order number."""
+    that is a version number or a wide range, a "phone number" that is a date or an order
+    number. Then cut the people of a sentence in another language to their names, add the
+    names joined by "and" to a person found, and drop people inside a brand's name."""
     kept = [f for f in findings if _keep(view.text, f)]
     named = [f for f in kept if f.recognizer == NAMED_ID]
     kept = [f for f in kept if f.recognizer == NAMED_ID or not _inside_named_id(f, named)]

@@ -4,9 +4,9 @@ disprove.
 The analysed view capitalises every word the English lexicon does not know, so that a name in
 a lower-case chat stands out; in a sentence of Spanish, German or Hinglish that capitalises
 whole phrases (``Te Mando El Contrato``), which spaCy then tags as people. In a sentence that
-reads as another language, a finding is kept only as far as its words are names, and a
-function word of that language inside it disproves it. Works on the view alone, so the
-result does not depend on the producer's casing.
+reads as another language, a finding is cut at that language's function words and only the
+parts that hold a known name are kept. Works on the view alone, so the result does not
+depend on the producer's casing.
 """
 
 from __future__ import annotations

@@ -181,16 +181,18 @@ _NOT_A_PHONE = re.compile(r"(?:\d+\.)+\d+(?<=\.\d)|\d+(?:\.\d+)*\.\d\.\d+(?:\.\d
 def _phone_label(before: list[str], index: int) -> bool:
     """"Mobile No.", "Caller ID", "area code": the business-like word at ``index`` only says
     which phone word's number follows."""
-    return (before[index] in _NUMBER_WORDS | {"code"} and index > 0
-            and before[index - 1] in PHONE_CUES.words | _PHONE_KINDS)
+    return before[index] in _LABEL_NUMBER_WORDS and index > 0 and before[index - 1] in _PHONE_KINDS
 
 
-# Words that say which of someone's numbers follows: "Alt. No.", "home #", "area code".
-_PHONE_KINDS = frozenset({"alt", "alternate", "alternative", "home", "private", "personal", "area", "country"})
+# Words that say which of someone's numbers follows: "Alt. No.", "home #", "area code", and the
+# phone words themselves ("Mobile No.").
+_PHONE_KINDS = PHONE_CUES.words | {"alt", "alternate", "alternative", "home", "private", "personal", "area",
+                                   "country"}
 
 
 # Words between a business word and its number ("order no. 12", "ticket # 4", "case id: 7").
 _NUMBER_WORDS = frozenset({"#", "no", "nr", "num", "number", "id", "ref", "n", "nº", "№"})
+_LABEL_NUMBER_WORDS = _NUMBER_WORDS | {"code"}
 # A one-digit part after a dot: "4.18.0-477.27.1" is a version ("1.800.555.0199" is not).
 _VERSION_PART = re.compile(r"\.\d(?:[.\-]|$)")
 

@@ -29,6 +29,7 @@ from typing import Any
 from worker.errors import FieldIssue, TransientError, ValidationFailed
 from worker.pii.policy import merge
 from worker.pipeline.context import WriteContext
+from worker.pipeline.validate import metadata_strings
 
 # Fields that identify or classify a memory: personal data there is refused, not redacted.
 REFUSED_FIELDS = ("source", "category")
@@ -93,17 +94,8 @@ def _texts(index: int, ctx: WriteContext) -> Iterator[_Text]:
 
 def _metadata_texts(index: int, metadata: Any) -> Iterator[_Text]:
     """Every key (refused if personal) and every string value (redacted) of the metadata."""
-    stack: list[tuple[tuple[Any, ...], Any]] = [((), metadata)]
-    while stack:
-        path, value = stack.pop()
-        if isinstance(value, dict):
-            for key, item in value.items():
-                yield _Text(index, "metadata", key, (), True)
-                stack.append(((*path, key), item))
-        elif isinstance(value, list):
-            stack.extend(((*path, position), item) for position, item in enumerate(value))
-        elif isinstance(value, str):
-            yield _Text(index, "metadata", value, ("metadata", *path), False)
+    for path, text, is_key in metadata_strings(metadata):
+        yield _Text(index, "metadata", text, () if is_key else ("metadata", *path), is_key)
 
 
 def _apply(ctx: WriteContext, analysed: list[tuple[_Text, Any]], deps: Any, batch_size: int) -> None:

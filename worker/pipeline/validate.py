@@ -163,18 +163,22 @@ def _check_metadata(metadata: Any, settings: Any, issues: list[FieldIssue]) -> N
         return
     if size > settings.metadata_max_bytes:
         issues.append(FieldIssue("metadata", f"at most {settings.metadata_max_bytes} bytes as JSON"))
-    elif any(len(text) > settings.pii_max_chars for text in _strings(metadata)):
+    elif any(len(text) > settings.pii_max_chars for _, text, _ in metadata_strings(metadata)):
         # the PII stage analyses each key and string value: a longer one could never be stored
         issues.append(FieldIssue("metadata", f"keys and string values of at most {settings.pii_max_chars} characters"))
 
 
-def _strings(value: Any) -> Iterator[str]:
-    if isinstance(value, dict):
-        for key, item in value.items():
-            yield key
-            yield from _strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
-    elif isinstance(value, str):
-        yield value
+def metadata_strings(metadata: Any) -> Iterator[tuple[tuple[Any, ...], str, bool]]:
+    """Every key and every string value of the metadata, at any depth: ``(path, text, is_key)``,
+    where ``path`` leads to the value (for a key, to the object holding it)."""
+    stack: list[tuple[tuple[Any, ...], Any]] = [((), metadata)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, dict):
+            for key, item in value.items():
+                yield path, key, True
+                stack.append(((*path, key), item))
+        elif isinstance(value, list):
+            stack.extend(((*path, position), item) for position, item in enumerate(value))
+        elif isinstance(value, str):
+            yield path, value, False

@@ -24,7 +24,7 @@ from presidio_analyzer.predefined_recognizers import (CryptoRecognizer, EmailRec
                                                       SgFinRecognizer, SpacyRecognizer, UkNinoRecognizer,
                                                       UsItinRecognizer, UsSsnRecognizer)
 
-from worker.pii import addresses, identifiers, languages, names, numbers
+from worker.pii import addresses, identifiers, languages, name_words, names, numbers
 from worker.pii.casing import View
 from worker.pii.context import Cues, words_before
 from worker.pii.lexicon import capitalised_share, gazetteer, places
@@ -220,7 +220,7 @@ def _names_of_foreign_text(text: str, findings: list[Finding]) -> list[Finding]:
             out.append(f)
             continue
         out.extend(Finding(f.entity_type, start, end, f.score, f.recognizer)
-                   for start, end in languages.names_in_foreign_text(text, f.start, f.end, names.PARTICLES))
+                   for start, end in languages.names_in_foreign_text(text, f.start, f.end, name_words.PARTICLES))
     return out
 
 
@@ -243,7 +243,7 @@ _NOT_NAME_EDGE = re.compile(r"\S*[\d@_/\\=]\S*")
 def _not_name_edge(word: str) -> bool:
     bare = word.strip(".,;:!?()'’\"")
     return (bool(_NOT_NAME_EDGE.fullmatch(word)) or not bare
-            or bare[:1].islower() and bare.lower() not in names.PARTICLES)
+            or bare[:1].islower() and bare.lower() not in name_words.PARTICLES)
 
 
 def _trim_person(text: str, start: int, end: int) -> tuple[int, int] | None:
@@ -268,7 +268,7 @@ def _corroborated(text: str, finding: Finding, people: list[Finding]) -> bool:
         return True
     for word in re.findall(r"[^\W\d_]+", text[finding.start:finding.end].lower()):
         share = capitalised_share(word)
-        if (len(word) >= 3 and word not in names.PARTICLES and word not in _LABEL_WORDS and word in gazetteer()
+        if (len(word) >= 3 and word not in name_words.PARTICLES and word not in _LABEL_WORDS and word in gazetteer()
                 and (share is None or share >= names.NAME_SHARE)):
             return True
     return False
@@ -325,7 +325,7 @@ def _person(value: str, *, announced: bool = False, placed: bool = False) -> boo
     if _ID_LIKE.search(value):
         return False
     words = re.findall(r"[^\W\d_]+", value.lower())
-    if not words or all(word in _NOT_NAME_WORDS or word in names.PARTICLES for word in words) \
+    if not words or all(word in _NOT_NAME_WORDS or word in name_words.PARTICLES for word in words) \
             and any(word in _NOT_NAME_WORDS for word in words):
         return False  # "Kotlin", "Christmas", "el NIE de", "Belgian IBAN"
     if words[-1] in _PLACE_TYPES and len(words) > 1:

@@ -14,97 +14,20 @@ from __future__ import annotations
 
 import re
 
+from worker.pii.address_words import (ADDRESS_PARTICLES, BOXES, BUILDINGS, FOREIGN_PREFIXES, FUNCTION_WORDS,
+                                      REGION_WORDS, STREET_PREFIXES, STREET_SUFFIXES, STREET_TYPES, UNITS)
 from worker.pii.lexicon import capitalised_share, is_common, places
 from worker.pii.numbers import LIKELY, Hit
 
 _W = r"[^\W\d_][\w'’.\-]*"  # a word (letters first; may hold digits, dots, hyphens)
 _NUM = r"\d+[a-z]?(?:[/\-]\d+[a-z]?)*"
 
-STREET_TYPES = (
-    "street", "st", "road", "rd", "avenue", "ave", "av", "drive", "dr", "lane", "ln", "boulevard", "blvd",
-    "way", "close", "crescent", "cres", "square", "sq", "place", "pl", "court", "ct", "terrace", "tce",
-    "grove", "gardens", "gdns", "parkway", "pkwy", "highway", "hwy", "mews", "circle", "cir", "trail", "trl",
-    "alley", "marg", "quay", "wharf", "esplanade", "parade", "promenade", "broadway", "expressway",
-    "freeway", "turnpike", "pike", "glen", "hollow", "meadows", "orchard", "spur", "terr", "wynd", "brae",
-    "salai", "nagar", "chowk", "colony", "enclave", "cove", "plaza", "row", "hill", "walk", "rise",
-    "vale", "green", "circus", "embankment", "approach", "bypass", "causeway", "crossing", "ridge",
-    "heights", "landing", "glade", "dale", "mount",
-)
-# Words that come before the street's name ("rue", "calle", "ul."): the number follows the name.
-STREET_PREFIXES = (
-    "rue", "avenue", "av", "av.", "avda", "avda.", "avenida", "calle", "c/", "carrer", "via", "viale", "corso",
-    "piazza", "piazzale", "largo", "vicolo", "rua", "travessa", "paseo", "plaza", "praça", "praca", "ul.", "ul",
-    "ulica", "al.", "aleja", "jl.", "jl", "jalan", "odos", "odós", "leoforos", "caddesi", "cad.", "cd.", "sokak",
-    "sk.", "sokağı", "strada", "bulevardul", "calea", "allée", "allee", "boulevard", "bd", "bd.", "chemin",
-    "impasse", "place", "quai", "cours", "route", "rambla", "camino", "ronda", "travesía", "estrada",
-    "alameda", "số", "đường", "phố", "ngõ", "rodovia", "carretera", "passeig", "vía", "rúa", "praia",
-    "am", "an der", "auf der", "im", "in der", "zum", "zur", "hinter der", "unter den",
-    "street", "road", "lorong", "soi", "thanon", "gali", "marg", "pasaje", "psje.", "bv.", "bulevar", "carrera",
-    "cra.", "kr.", "cl.", "diagonal", "transversal", "os.", "osiedle", "lieu-dit", "kampung", "kg.", "jln", "jln.",
-    "ulitsa", "prospekt", "pr-t", "naberezhnaya", "pereulok", "per.", "shosse", "vulytsia", "vul.", "trav.",
-    "tv.", "rruga", "str-da", "sos.", "șos.",
-)
-# Prefixes that are no English word: their street may give its number after a comma
-# ("Rua Augusta, 150", "C/ Mayor, 23", "ul. Tverskaya, d. 15").
-FOREIGN_PREFIXES = (
-    "rue", "avenida", "avda", "avda.", "calle", "c/", "carrer", "viale", "corso", "rua", "travessa", "paseo",
-    "praça", "praca", "ul.", "ulica", "al.", "aleja", "jl.", "jalan", "jln", "jln.", "caddesi", "cad.", "strada",
-    "calea", "rambla", "camino", "ronda", "travesía", "estrada", "alameda", "rodovia", "carretera", "passeig",
-    "rúa", "pasaje", "bv.", "bulevar", "carrera", "cra.", "os.", "osiedle", "ulitsa", "prospekt", "vul.",
-    "vulytsia", "rruga", "bulevardul", "sos.", "șos.",
-)
-# Compound street names of Germanic and Nordic languages end in one of these.
-STREET_SUFFIXES = (
-    "straße", "strasse", "str.", "gasse", "weg", "allee", "platz", "ring", "damm", "ufer", "steig", "pfad",
-    "gatan", "vägen", "väg", "gata", "gränd", "gade", "vej", "veien", "vegen", "gate", "gracht", "laan",
-    "straat", "steenweg", "kade", "singel", "dreef", "plein", "markt", "dijk", "kaai", "plads", "torget",
-    "torg", "tie", "katu", "kuja", "polku", "utca", "ulica", "cesta", "ulice", "náměstí", "gässli", "gässchen",
-    "caddesi", "cad.", "cd.", "sokak", "sokağı", "sk.", "bulvarı", "mahallesi", "mah.", "allé", "stræde",
-    "veg", "vei", "backe", "stig", "tori", "dori", "jie", "lu", "xiang", "hutong", "marg", "salai",
-    "str",
-)
-BOXES = ("p.o. box", "p. o. box", "po box", "p.o.box", "pobox", "post office box", "postfach", "postbus",
-         "caixa postal", "apartado postal", "apartado de correos", "apartado", "apdo.", "bp", "b.p.",
-         "boîte postale", "private bag", "pmb", "p.m.b.", "gpo box", "locked bag", "postboks", "postbox", "cp",
-         "c.p.", "casilla", "casilla de correo", "casella postale", "skrytka pocztowa", "pf", "p.b.", "p.o.b.",
-         "postnet suite")
-UNITS = ("flat", "apt", "apt.", "apartment", "unit", "suite", "ste", "ste.", "room", "rm", "office", "house",
-         "house no", "house no.", "h.no.", "bldg", "building", "floor", "fl", "level", "lvl", "blk", "block",
-         "plot", "lot", "no.", "no", "door", "door no", "bât.", "bat.", "bâtiment", "escalier", "esc.", "piso",
-         "planta", "puerta", "depto", "depto.", "dpto", "dpto.", "departamento", "apto", "apto.", "andar", "sala",
-         "casa", "lgh", "lok.", "m.", "int.", "interno", "scala", "whg", "whg.", "og", "eg", "stock", "tür",
-         "top", "bus", "bte", "boîte", "#", "pmb", "dept", "dept.", "po", "shop", "kiosk", "stall", "villa",
-         "wing", "tower", "residency", "chome", "ku", "-ku", "số")
-BUILDINGS = ("villas", "towers", "tower", "apartments", "apts", "house", "court", "heights", "plaza", "mansions",
-             "residency", "residences", "mansion", "complex", "centre", "center", "building", "block", "hall", "lodge",
-             "manor", "cottage", "cottages", "estate", "gardens", "park", "square", "maltings", "wharf", "quarter",
-             "arcade", "chambers", "exchange", "place", "point", "view", "nagar", "enclave", "society",
-             "hinterhaus", "vorderhaus", "seitenflügel")
-# Parts that may follow a street line and still belong to the address.
-REGION_WORDS = ("co.", "county", "district", "province", "prov.", "state", "region", "dept", "city", "town",
-                "village", "borough", "ward", "col.", "colonia", "barrio", "bairro", "quận", "phường",
-                "cdmx", "nsw", "vic", "qld", "wa", "sa", "tas", "act", "nt", "on", "qc", "bc", "ab", "mb", "sk",
-                "ns", "nb", "nl", "pe", "yt", "nu", "uk", "usa", "us", "uae", "england", "scotland", "wales",
-                "stn", "station", "main", "cedex", "rm", "mi", "bo", "jal.", "q.", "roo", "sp", "rj", "df", "mg",
-                "dto", "esq.", "izq.", "dcha.", "bis", "ter")
-_FUNCTION_WORDS = frozenset(
-    "a an and are as at be been being but by can could did do does for from had has have he her here his how i "
-    "if in is it its me my near next of off on or our she should so than that the their them then there they "
-    "this to too until up us was we were what when where which while who will with would you your also just "
-    "please pls plz thanks thank thx asap today tonight tomorrow tmrw yesterday week weeks month months year "
-    "soon now later lives live living moved moving send sent ship shipped deliver delivered delivery post posted "
-    "mail mailed address is at u ur im i'm it's its i'll we'll you'll he's she's they're don't can't won't lol "
-    "monday tuesday wednesday thursday friday saturday sunday am pm morning evening night weekend not no yes "
-    "need needs want wants get got go going come coming call called email phone number my mine".split())
-_ADDRESS_PARTICLES = frozenset(
-    "de la del los las le les du des da do dos das di dei della van der den von zu am an im auf the of y e et "
-    "sur sous en lès bis ter".split())
 _US_STATES = ("al|ak|az|ar|ca|co|ct|de|dc|fl|ga|hi|id|il|in|ia|ks|ky|la|me|md|ma|mi|mn|ms|mo|mt|ne|nv|nh|nj|nm|ny|"
               "nc|nd|oh|ok|or|pa|ri|sc|sd|tn|tx|ut|vt|va|wa|wv|wi|wy|pr|gu|vi")
 # Two-letter English words a Dutch postcode's letters must not be ("3296 of Windows").
 _SHORT_WORDS = "(?:of|in|to|at|on|is|it|by|or|an|as|be|do|go|he|me|my|no|so|up|us|we|am|pm|if|ok)\\b"
 # Address words that are also English function words ("no. 23", "co. Galway", "unit 6").
-_NOT_PROSE = frozenset(_ADDRESS_PARTICLES | set(REGION_WORDS) | set(UNITS) | set(BUILDINGS))
+_NOT_PROSE = frozenset(ADDRESS_PARTICLES | set(REGION_WORDS) | set(UNITS) | set(BUILDINGS))
 _STREET_TYPE_RE = "|".join(sorted((re.escape(t) for t in STREET_TYPES), key=len, reverse=True))
 _PREFIX_RE = "|".join(sorted((re.escape(t) for t in STREET_PREFIXES), key=len, reverse=True))
 _SUFFIX_RE = "|".join(sorted((re.escape(t) for t in STREET_SUFFIXES), key=len, reverse=True))
@@ -239,7 +162,7 @@ def _street_name(prefix: str, name: str) -> bool:
         return False
     if prefix.lower() not in _AMBIGUOUS_PREFIXES:
         return True
-    return any(not is_common(w.lower().strip(".,")) for w in words if w.lower() not in _ADDRESS_PARTICLES)
+    return any(not is_common(w.lower().strip(".,")) for w in words if w.lower() not in ADDRESS_PARTICLES)
 
 
 def _may_be_place(match: re.Match[str]) -> bool:
@@ -264,7 +187,7 @@ def _plausible_anchor(value: str) -> bool:
     words = [w.strip(".,").lower() for w in value.split()]
     if len(words) > 1 and words[0][:1].isdigit() and words[1] in _QUANTITIES:
         return False
-    return not any(w in _FUNCTION_WORDS and (w not in _NOT_PROSE or w in _ENGLISH_JOINERS) for w in words)
+    return not any(w in FUNCTION_WORDS and (w not in _NOT_PROSE or w in _ENGLISH_JOINERS) for w in words)
 
 
 def _plausible_start(text: str, start: int, end: int) -> int | None:
@@ -455,7 +378,7 @@ def _address_like(part: str) -> bool:
     if _STATE_ZIP.fullmatch(part.strip()):
         return True  # "OR 97215", "IN 46204": a state code that is also an English word
     bare = [w.strip(".,()'’\"").lower() for w in words]
-    return not any(b in _FUNCTION_WORDS and b not in _NOT_PROSE and not _unit_letter(bare, i)
+    return not any(b in FUNCTION_WORDS and b not in _NOT_PROSE and not _unit_letter(bare, i)
                    for i, b in enumerate(bare))
 
 

@@ -16,55 +16,10 @@ from collections.abc import Sequence
 from spacy.lang.en.stop_words import STOP_WORDS
 
 from worker.pii.lexicon import capitalised_share, gazetteer, is_common, places
+from worker.pii.name_words import (ANNOUNCING, GROUP_MENTIONS, NOT_A_NAME_OBJECT, NOT_NAME_CONTEXT, ORG_WORDS,
+                                   PARTICLES, RELATIONS, WEAK_CUES)
 from worker.pii.numbers import LIKELY, Hit
 
-# Words that announce a name outright: an introduction, a greeting or sign-off, a name field, a title.
-ANNOUNCING = (
-    "my name is", "name is", "name's", "names are", "named", "i'm", "i am", "this is", "it's", "it is",
-    "call me", "hi", "hello", "hey", "dear", "thanks", "thank you", "thx", "cheers", "regards", "best",
-    "sincerely", "love", "xoxo", "yours", "signed", "cc", "attn", "attention", "name", "first name",
-    "happy birthday", "congratulations to", "congrats to", "congratulations", "congrats", "welcome back",
-    "thanks so much", "thank you so much", "many thanks", "apologies from", "regrets from", "goodbye",
-    "good morning", "good night", "bye",
-    "last name", "surname", "family name", "given name", "full name", "maiden name", "contact name",
-    "mr", "mrs", "ms", "mx", "miss", "dr", "prof", "sir", "madam", "señor", "señora", "sr", "sra", "herr",
-    "frau", "mme", "m.", "mlle", "dona", "don", "sig", "sig.ra", "pan", "pani",
-    # greetings, sign-offs and name fields of other languages
-    "hola", "bonjour", "hallo", "ciao", "olá", "hej", "hei", "salut", "saludos", "cordialement", "grüße",
-    "gruesse", "groeten", "groetjes", "pozdrawiam", "saluti", "cumprimentos", "atenciosamente", "abraços",
-    "merci", "gracias", "danke", "obrigado", "obrigada", "grazie", "mahalo", "kia ora", "ngā mihi", "g'day",
-    "nombre", "apellido", "naam", "nom", "prénom", "nome", "cognome", "imię", "nazwisko", "imię i nazwisko",
-    "beneficiario", "titular", "kontoinhaber", "destinatario", "empfänger", "holder", "account holder",
-)
-# Roles and relations that a name often follows ("patient Jane Doe", "my sister Amara"); a lone
-# word after one must be a known name.
-RELATIONS = (
-    "patient", "traveller", "traveler", "passenger", "guest", "employee", "candidate", "applicant",
-    "beneficiary", "cardholder", "recipient", "sender", "tenant", "landlord", "customer",
-    "client", "caller", "member", "student", "pupil", "visitor", "driver", "owner", "signatory", "witness",
-    "mum", "mom", "mother", "mama", "mam", "dad", "father", "papa", "sister", "brother", "sibling", "son",
-    "daughter", "kid", "child", "baby", "wife", "husband", "partner", "spouse", "boyfriend", "girlfriend",
-    "fiance", "fiancé", "fiancée", "ex", "friend", "bestie", "buddy", "roommate", "flatmate", "housemate",
-    "boss", "manager", "supervisor", "colleague", "coworker", "co-worker", "teammate", "neighbour", "neighbor",
-    "aunt", "auntie", "uncle", "cousin", "niece", "nephew", "grandma", "grandpa", "granny", "grandmother",
-    "grandfather", "nan", "nana", "gran", "grandson", "granddaughter", "in-law", "stepmom", "stepdad",
-    "stepson", "stepdaughter", "doctor", "gp", "dentist", "therapist", "counsellor", "counselor", "lawyer",
-    "solicitor", "attorney", "accountant", "pharmacist", "vet", "nurse", "midwife", "nanny", "babysitter",
-    "tutor", "teacher", "coach", "trainer", "mentor", "assistant", "pa", "realtor", "agent", "broker",
-    "advisor", "adviser", "caseworker", "carer", "caregiver", "contact", "rep", "representative",
-    "cleaner", "plumber", "electrician", "mechanic", "godmother", "godfather", "twin", "twins", "stepsister",
-    "stepbrother", "half-sister", "half-brother", "bride", "groom", "wingman", "mate", "pal",
-)
-# Words a name may follow; it counts only when a speaking verb or a possessive follows too.
-WEAK_CUES = (
-    "with", "by", "ask", "asked", "tell", "told", "text", "texted", "email", "emailed",
-    "ping", "pinged", "message", "messaged", "meet", "met", "spoke", "talked", "called", "call", "phoned",
-    "invite", "invited", "thank", "remind", "visit", "visited", "see", "saw", "and", "&", "n", "or", "per",
-    "approved", "assigned", "reported", "escalated", "cc'd", "cc:", "@",
-)
-PARTICLES = frozenset(
-    "van der den de del della dela di da das dos do du la le bin binti bint ibn al el abu ben bat ter ten von "
-    "zu y e mac mc st san santa".split())
 _NAME_WORD = r"[^\W\d_][^\W\d_'’\-]*(?:['’\-][^\W\d_]+)*"
 _CUE_WORDS = {c for c in (*ANNOUNCING, *RELATIONS, *WEAK_CUES)}
 _LEVEL = {**dict.fromkeys(WEAK_CUES, 0), **dict.fromkeys(RELATIONS, 1), **dict.fromkeys(ANNOUNCING, 2)}
@@ -121,25 +76,18 @@ def _addressee(text: str) -> list[Hit]:
     for match in _PERSON_OBJECT.finditer(text):
         lower = match.group(1).lower()
         if (_given_name(lower) and (lower not in STOP_WORDS or lower in _MODAL_NAMES)
-                and lower not in _CUE_WORDS and lower not in _NOT_A_NAME_OBJECT):
+                and lower not in _CUE_WORDS and lower not in NOT_A_NAME_OBJECT):
             hits.append(Hit("PERSON", match.start(1), match.end(1), NAMED_ALONE))
     return hits
 
 
-# Words a verb of that list often takes that the gazetteer also holds as given names.
-_NOT_A_NAME_OBJECT = frozenset({"back", "home", "time", "support", "sales", "service", "everyone", "team", "cash",
-                                "up", "out", "off", "around"})
-
-
-# "@grace can you check": a mention names a person (a handle is personal too); a few name groups.
+# "@grace can you check": a mention names a person (a handle is personal too).
 _MENTION = re.compile(r"(?<![\w@.])@([^\W\d_][\w.\-]*[^\W_]|[^\W\d_])", re.UNICODE)
-_GROUP_MENTIONS = frozenset({"here", "channel", "everyone", "all", "team", "group", "room", "admins", "admin",
-                             "oncall", "on-call", "devs", "ops", "support", "mods", "moderators"})
 
 
 def _mentioned(text: str) -> list[Hit]:
     return [Hit("PERSON", m.start(1), m.end(1), LIKELY) for m in _MENTION.finditer(text)
-            if m.group(1).lower() not in _GROUP_MENTIONS]
+            if m.group(1).lower() not in GROUP_MENTIONS]
 
 
 # "Dawn: I can take notes." in a transcript: a known given name as the speaker's label, at the
@@ -253,16 +201,6 @@ def _common_name(word: str, text: str, end: int) -> bool:
 
 # ---------------------------------------------------------------- names the gazetteer knows
 
-# spaCy labels that say a lone known name is something else (its GPE label is wrong on
-# names too often to count: the place list decides places).
-NOT_NAME_CONTEXT = frozenset({"product", "work_of_art", "law", "language", "event", "date", "time", "money",
-                              "percent", "quantity", "cardinal", "ordinal", "norp"})
-# Words that end organisation names: a run ending in one is not a person.
-ORG_WORDS = frozenset(
-    "inc ltd llc llp plc gmbh ag sa sas sarl bv nv srl spa oy ab as asa kk pty co corp corporation company group "
-    "holdings labs lab bank university college school institute hospital clinic foundation trust partners "
-    "associates consulting solutions systems technologies tech software studio studios media press airlines "
-    "airways motors hotel hotels restaurant cafe café bar pharmacy ministry council agency".split())
 _INITIAL = re.compile(r"[A-Z]\.")
 
 

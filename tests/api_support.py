@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from tests.conftest import Infra, Proc
-from worker.devstack import free_port
+from worker.devstack.ports import free_port
 
 UUID_RE = r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
 

@@ -9,9 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-import signal
-import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -19,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from worker.devstack import process
 
 # Tests never inherit a developer's IBEX_* settings.
 for _name in [n for n in os.environ if n.startswith("IBEX_") or n == "PROMETHEUS_MULTIPROC_DIR"]:
@@ -40,7 +39,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 class Infra:
     def __init__(self, root: Path) -> None:
-        from worker.devstack import EmbeddedPostgres, EmbeddedRedis
+        from worker.devstack.postgres import EmbeddedPostgres
+        from worker.devstack.redis import EmbeddedRedis
 
         self.root = root
         self.pg = EmbeddedPostgres(root / "pgdata", fsync=False)
@@ -108,50 +108,15 @@ def producer(settings: Any) -> Any:
 # ---------------------------------------------------------------- processes
 
 
-class Proc:
-    """A project process (worker or sweeper) with its own log file."""
+class Proc(process.Proc):
+    """A project process (worker, sweeper, API, poller) logging to <infra root>/logs/<name>.log."""
 
     def __init__(self, infra: Infra, command: list[str], name: str, env: dict[str, str]) -> None:
-        self.name = name
-        self.log_path = infra.root / "logs" / f"{name}.log"
-        self.log_path.parent.mkdir(exist_ok=True)
-        self._log = open(self.log_path, "ab")
-        self.popen = subprocess.Popen([sys.executable, "-m", "worker.cli", *command], env=env, cwd=ROOT,
-                                      stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
-
-    def log_text(self) -> str:
-        return self.log_path.read_text(errors="replace")
+        super().__init__(name, command, env, log_path=infra.root / "logs" / f"{name}.log", cwd=ROOT)
 
     def deliveries(self, stage: str) -> int:
         """Deliveries of ``stage``'s task this worker received (from Celery's own log line)."""
         return len(re.findall(rf"Task ibex\.stage\.{stage}\[[0-9a-f-]+\] received", self.log_text()))
-
-    def wait_for_log(self, needle: str, timeout: float = 120.0, count: int = 1) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.log_text().count(needle) >= count:
-                return
-            if self.popen.poll() is not None:
-                raise RuntimeError(f"{self.name} exited with {self.popen.returncode}:\n{self.log_text()[-3000:]}")
-            time.sleep(0.2)
-        raise TimeoutError(f"{self.name} did not log {needle!r}:\n{self.log_text()[-3000:]}")
-
-    def stop(self, timeout: float = 30.0) -> None:
-        if self.popen.poll() is None:
-            os.killpg(self.popen.pid, signal.SIGTERM)
-            try:
-                self.popen.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.kill()
-        self._log.close()
-
-    def kill(self) -> None:
-        """SIGKILL the whole process group: the worker and its pool children."""
-        try:
-            os.killpg(self.popen.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        self.popen.wait(30)
 
 
 def start_worker(infra: Infra, name: str, *, queues: str | None = None, concurrency: int = 1,

@@ -5,11 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
-import socket
-import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -234,223 +230,16 @@ def cmd_job(args: argparse.Namespace) -> int:
 
 
 def cmd_up(args: argparse.Namespace) -> int:
-    from worker.devstack import StackAlreadyRunning
+    from worker.devstack.lock import StackAlreadyRunning
+    from worker.devstack.stack import Stack
 
     _init_logging()
     try:
-        return _Stack(get_settings()).run()
+        return Stack(get_settings()).run()
     except StackAlreadyRunning as exc:
         print(f"ibex up: a stack is already running on this data folder ({exc}); not starting another.",
               file=sys.stderr)
         return 3
-
-
-DEV_ORG = "acme"  # the org of the development API key `ibex up` creates
-
-
-class _Stack:
-    """Embedded PostgreSQL + Redis (unless IBEX_DATABASE_URL / IBEX_REDIS_URL point elsewhere),
-    migrations, a worker on every queue and the sweeper, in the foreground until Ctrl-C.
-    Also the HTTP API; in development, an API key created (or reused) and printed."""
-
-    def __init__(self, settings: Any) -> None:
-        self.settings = settings
-        self.root = Path(settings.data_dir).resolve()
-        self.children: list[subprocess.Popen[bytes]] = []
-        self.services: list[Any] = []
-        self.stopping = False
-        self.api_url = ""
-        self.dev_key: str | None = None
-
-    def run(self) -> int:
-        from worker import migrate
-        from worker.devstack import StackLock
-
-        self.root.mkdir(parents=True, exist_ok=True)
-        lock = StackLock(self.root)
-        lock.acquire()
-        try:
-            env = self._start_infrastructure()
-            migrate.up(env["IBEX_DATABASE_URL"])
-            self.dev_key = self._dev_api_key(env["IBEX_DATABASE_URL"])
-            self._start_processes(env)
-            self._announce(env)
-            return self._supervise()
-        finally:
-            self._shutdown()
-            lock.release()
-
-    def _start_infrastructure(self) -> dict[str, str]:
-        from worker.devstack import EmbeddedPostgres, EmbeddedRedis
-
-        env = dict(os.environ)
-        if "IBEX_DATABASE_URL" not in os.environ:
-            pg = EmbeddedPostgres(self.root / "pgdata", self.settings.embedded_pg_port)
-            pg.start()
-            self.services.append(pg)
-            env["IBEX_DATABASE_URL"] = pg.url
-        if "IBEX_REDIS_URL" not in os.environ:
-            rd = EmbeddedRedis(self.root / "redis", self.settings.embedded_redis_port)
-            rd.start()
-            self.services.append(rd)
-            env["IBEX_REDIS_URL"] = rd.url
-        metrics_dir = self.root / "metrics"
-        metrics_dir.mkdir(exist_ok=True)
-        for stale in metrics_dir.glob("*.db"):
-            stale.unlink()
-        env.setdefault("PROMETHEUS_MULTIPROC_DIR", str(metrics_dir))
-        return env
-
-    def _start_processes(self, env: dict[str, str]) -> None:
-        cli = [sys.executable, "-m", "worker.cli"]
-        if not self.settings.idempotency_fingerprint_key.get_secret_value():
-            key = self._dev_secret("fingerprint-key", lambda: _token() + _token())
-            env = {**env, "IBEX_IDEMPOTENCY_FINGERPRINT_KEY": key}
-        for name in ("worker", "sweeper"):
-            self.children.append(subprocess.Popen([*cli, name], env=env, start_new_session=True))
-        self.escalation_worker = subprocess.Popen([*cli, "escalations", "run"], env=env, start_new_session=True)
-        self.children.append(self.escalation_worker)
-        self._start_api(cli, env)
-        self._start_flower(cli, env)
-
-    def _start_flower(self, cli: list[str], env: dict[str, str]) -> None:
-        """Flower on localhost with basic auth: the configured credentials, or in development a
-        generated pair kept in <data_dir>/flower-auth (mode 0600)."""
-        auth = (self.settings.flower_basic_auth.get_secret_value()
-                or self._dev_secret("flower-auth", lambda: f"ibex:{_token()}"))
-        port = self.settings.flower_port
-        if "IBEX_FLOWER_PORT" not in os.environ and not _port_free(self.settings.flower_address, port):
-            port = _port_free(self.settings.flower_address, 0) or port
-        self.flower_url = f"http://{self.settings.flower_address}:{port}"
-        self.flower_user = auth.split(":", 1)[0]
-        self.flower_auth = auth
-        self.flower_process = subprocess.Popen(
-            [*cli, "flower"], env={**env, "IBEX_FLOWER_BASIC_AUTH": auth, "IBEX_FLOWER_PORT": str(port)},
-            start_new_session=True)
-        self.children.append(self.flower_process)
-
-    def _dev_secret(self, name: str, make: Any) -> str:
-        path = self.root / name
-        if path.exists():
-            return path.read_text().strip()
-        value = make()
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as handle:
-            handle.write(value + "\n")
-        return value
-
-    def _start_api(self, cli: list[str], env: dict[str, str]) -> None:
-        port = self._api_port()
-        self.api_url = f"http://{self.settings.api_host}:{port}"
-        self.api_process = subprocess.Popen([*cli, "api"], env={**env, "IBEX_API_PORT": str(port)},
-                                            start_new_session=True)
-        self.children.append(self.api_process)
-
-    def _api_port(self) -> int:
-        """IBEX_API_PORT when set explicitly or free; otherwise a free port (a second stack
-        on another data folder must not fail on the default)."""
-        port = self.settings.api_port
-        if "IBEX_API_PORT" in os.environ or _port_free(self.settings.api_host, port):
-            return port
-        return _port_free(self.settings.api_host, 0) or port
-
-    def _dev_api_key(self, database_url: str) -> str | None:
-        """Development only: the key kept in <data_dir>/dev-api-key (mode 0600) if it is still
-        valid, else a new one for org ``acme`` and every agent."""
-        if self.settings.environment != "development":
-            return None
-        from worker import apikeys
-        from worker.db import make_engine
-
-        path = self.root / "dev-api-key"
-        engine = make_engine(database_url, pool_size=1)
-        try:
-            if path.exists():
-                key = path.read_text().strip()
-                if apikeys.verify(engine, key) is not None:
-                    return key
-            key, _ = apikeys.create(engine, DEV_ORG, None, "development key created by ibex up")
-        finally:
-            engine.dispose()
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as handle:
-            handle.write(key + "\n")
-        path.chmod(0o600)
-        return key
-
-    def _announce(self, env: dict[str, str]) -> None:
-        print("\nIBEX stack is up", flush=True)
-        print(f"  PostgreSQL  {_redact_url(env['IBEX_DATABASE_URL'])}", flush=True)
-        print(f"  Redis       {_redact_url(env['IBEX_REDIS_URL'])}", flush=True)
-        print(f"  worker      pid {self.children[0].pid}, queues {','.join(self.settings.all_queues)}", flush=True)
-        print(f"  sweeper     pid {self.children[1].pid}", flush=True)
-        print(f"  escalations pid {self.escalation_worker.pid}, classifier {self.settings.escalation_classifier}",
-              flush=True)
-        print(f"  API         {self.api_url}  (docs {self.api_url}/docs), pid {self.api_process.pid}", flush=True)
-        print(f"  Flower      {self.flower_url}  (user {self.flower_user}, password in "
-              f"{self.root / 'flower-auth'} or IBEX_FLOWER_BASIC_AUTH), pid {self.flower_process.pid}", flush=True)
-        if self.dev_key:
-            print(f"  API key     {self.dev_key}  (org {DEV_ORG}, every agent; kept in "
-                  f"{self.root / 'dev-api-key'})", flush=True)
-        print("  try:  ibex submit --org acme --agent support-bot --source chat "
-              "--content 'User prefers Python for data work' --wait 30", flush=True)
-        if self.dev_key:
-            print(f"   or:  curl -s {self.api_url}/v1/memories -H 'Authorization: Bearer {self.dev_key}' "
-                  "-H 'Prefer: wait=30' -H 'Content-Type: application/json' -d '{\"org_id\": \"acme\", "
-                  "\"agent_id\": \"support-bot\", \"source\": \"chat\", \"content\": \"User prefers Python "
-                  "for data work\"}'", flush=True)
-        print("  Ctrl-C stops everything.\n", flush=True)
-
-    def _supervise(self) -> int:
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(sig, self._on_signal)
-        while not self.stopping:
-            for child in self.children:
-                if child.poll() is not None:
-                    print(f"ibex up: process {child.args[-1]} exited with {child.returncode}; stopping",
-                          file=sys.stderr)
-                    return 1
-            time.sleep(0.5)
-        return 0
-
-    def _on_signal(self, *_: Any) -> None:
-        self.stopping = True
-
-    def _shutdown(self) -> None:
-        for child in self.children:
-            if child.poll() is None:
-                os.killpg(child.pid, signal.SIGTERM)
-        deadline = time.monotonic() + 20
-        for child in self.children:
-            try:
-                child.wait(max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                os.killpg(child.pid, signal.SIGKILL)
-                child.wait()
-        for service in reversed(self.services):
-            service.stop()
-
-
-def _token() -> str:
-    import secrets
-
-    return secrets.token_urlsafe(18)
-
-
-def _port_free(host: str, port: int) -> int:
-    """``port`` (or, for 0, some free port) if it can be bound on ``host`` now, else 0."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        try:
-            sock.bind((host, port))
-        except OSError:
-            return 0
-        return int(sock.getsockname()[1])
-
-
-def _redact_url(url: str) -> str:
-    import re
-
-    return re.sub(r"://([^:@/]+):[^@/]*@", r"://\1:***@", url)
 
 
 COMMANDS = {"up": cmd_up, "migrate": cmd_migrate, "worker": cmd_worker, "sweeper": cmd_sweeper,

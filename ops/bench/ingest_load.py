@@ -24,7 +24,6 @@ import platform
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 import uuid
@@ -35,7 +34,10 @@ import httpx
 
 from worker import apikeys, migrate
 from worker.db import make_engine
-from worker.devstack import EmbeddedPostgres, EmbeddedRedis, free_port
+from worker.devstack.ports import free_port
+from worker.devstack.postgres import EmbeddedPostgres
+from worker.devstack.process import Proc
+from worker.devstack.redis import EmbeddedRedis
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -150,16 +152,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         env.update(IBEX_ENVIRONMENT="test", IBEX_DATABASE_URL=pg.url, IBEX_REDIS_URL=redis.url,
                    IBEX_LOG_FORMAT="json", IBEX_LOG_LEVEL="WARNING", IBEX_BACKLOG_LIMIT="1000000",
                    IBEX_API_WORKERS=str(args.api_workers))
-        with open(folder / "api.log", "wb") as log:
-            api = subprocess.Popen([sys.executable, "-m", "worker.cli", "api", "--port", str(port)], env=env,
-                                   cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+        api = Proc("api", ["api", "--port", str(port)], env, log_path=folder / "api.log", cwd=ROOT)
         url = f"http://127.0.0.1:{port}"
-        wait_healthy(url, api)
+        wait_healthy(url, api.popen)
         figures = asyncio.run(drive(url, key, args))
     finally:
         if api is not None:
-            api.terminate()
-            api.wait(30)
+            api.stop()
         redis.stop()
         pg.stop()
         shutil.rmtree(folder, ignore_errors=True)

@@ -31,7 +31,7 @@ from pgvector.psycopg import register_vector
 from worker import migrate
 from worker.adapters.vector_store import PgVectorStore
 from worker.db import make_engine, tenant_tx
-from worker.devstack import EmbeddedPostgres
+from worker.devstack.postgres import EmbeddedPostgres
 
 AGENTS = 1000
 THRESHOLD = 0.92

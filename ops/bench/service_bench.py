@@ -89,6 +89,10 @@ from ops.bench import loadclient
 from ops.bench.corpus import generate, summary
 from ops.bench.ingest_load import cpu_model, percentile, wait_healthy
 from ops.bench.procmon import ProcMonitor, load_average, pid_file
+from worker.devstack.ports import free_port
+from worker.devstack.postgres import EmbeddedPostgres
+from worker.devstack.process import Proc
+from worker.devstack.redis import EmbeddedRedis
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -122,37 +126,6 @@ def log(msg: str) -> None:
 
 
 @dataclass
-class Proc:
-    name: str
-    popen: subprocess.Popen[bytes]
-    log_path: Path
-    handle: Any
-
-    def text(self, offset: int = 0) -> str:
-        with open(self.log_path, "rb") as f:
-            f.seek(offset)
-            return f.read().decode("utf-8", errors="replace")
-
-    def size(self) -> int:
-        return self.log_path.stat().st_size
-
-    def stop(self, timeout: float = 30.0) -> None:
-        if self.popen.poll() is None:
-            try:
-                os.killpg(self.popen.pid, signal.SIGTERM)
-                self.popen.wait(timeout)
-            except subprocess.TimeoutExpired:
-                try:
-                    os.killpg(self.popen.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-                self.popen.wait(30)
-            except ProcessLookupError:
-                pass
-        self.handle.close()
-
-
-@dataclass
 class Stack:
     folder: Path
     batch_max: int
@@ -175,12 +148,7 @@ class Stack:
         return env
 
     def spawn(self, name: str, *command: str) -> Proc:
-        path = self.folder / "logs" / f"{name}.log"
-        path.parent.mkdir(exist_ok=True)
-        handle = open(path, "ab")
-        popen = subprocess.Popen([sys.executable, "-m", "worker.cli", *command], env=self.env(), cwd=ROOT,
-                                 stdout=handle, stderr=subprocess.STDOUT, start_new_session=True)
-        proc = Proc(name, popen, path, handle)
+        proc = Proc(name, list(command), self.env(), log_path=self.folder / "logs" / f"{name}.log", cwd=ROOT)
         self.procs[name] = proc
         return proc
 
@@ -193,21 +161,9 @@ class Stack:
                 "bench_client": lambda: [os.getpid()]}
 
 
-def wait_for_log(proc: Proc, needle: str, count: int = 1, timeout: float = 180.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.text().count(needle) >= count:
-            return
-        if proc.popen.poll() is not None:
-            raise RuntimeError(f"{proc.name} exited with {proc.popen.returncode}:\n{proc.text()[-3000:]}")
-        time.sleep(0.25)
-    raise TimeoutError(f"{proc.name} did not log {needle!r} {count}x in {timeout}s:\n{proc.text()[-3000:]}")
-
-
 def start_stack(stack: Stack, concurrency: int | None) -> dict[str, float]:
     from worker import apikeys, migrate
     from worker.db import make_engine
-    from worker.devstack import EmbeddedPostgres, EmbeddedRedis, free_port
 
     times: dict[str, float] = {}
     t = time.monotonic()
@@ -233,10 +189,10 @@ def start_stack(stack: Stack, concurrency: int | None) -> dict[str, float]:
     sweeper = stack.spawn("sweeper", "sweeper")
     stack.url = f"http://127.0.0.1:{port}"
     wait_healthy(stack.url, api.popen, timeout=120)
-    wait_for_log(sweeper, "sweeper_started", timeout=120)
-    wait_for_log(worker, " ready.", timeout=240)
+    sweeper.wait_for_log("sweeper_started", timeout=120)
+    worker.wait_for_log(" ready.", timeout=240)
     children = concurrency or 2
-    wait_for_log(worker, "model_loaded", count=2 * children, timeout=240)  # pii + embedding per pool process
+    worker.wait_for_log("model_loaded", count=2 * children, timeout=240)  # pii + embedding per pool process
     times["processes_s"] = round(time.monotonic() - t, 2)
     return times
 
@@ -451,7 +407,7 @@ def run_step(stack: Stack, mon: ProcMonitor, label: str, kind: str, rate: float,
     items = generate(n, seed, orgs=ORGS, agents_per_org=AGENTS_PER_ORG, org_prefix=ORG_PREFIX,
                      agent_prefix=f"{label}-agent")
     worker, sweeper = stack.procs["worker"], stack.procs["sweeper"]
-    w_off, s_off = worker.size(), sweeper.size()
+    w_off, s_off = worker.log_size(), sweeper.log_size()
     counters0 = pg_counters(stack.dsn)
     load0 = load_average()
     sampler = BacklogSampler(stack.dsn)
@@ -470,8 +426,8 @@ def run_step(stack: Stack, mon: ProcMonitor, label: str, kind: str, rate: float,
     counters1 = pg_counters(stack.dsn)
     load1 = load_average()
     jobs = read_jobs(stack.dsn, prefix)
-    wl = parse_worker_log(worker.text(w_off))
-    republished = parse_sweeper_log(sweeper.text(s_off))
+    wl = parse_worker_log(worker.log_text(w_off))
+    republished = parse_sweeper_log(sweeper.log_text(s_off))
     cpu_send = mon.cpu_of(f"{label}:send")
     cpu_all = mon.cpu_of(f"{label}:send", f"{label}:drain")
 
@@ -816,7 +772,6 @@ def git_state() -> dict[str, Any]:
 def server_versions(args: argparse.Namespace) -> dict[str, str]:
     """PostgreSQL, pgvector and Redis versions, from a short-lived embedded pair."""
     from worker import migrate
-    from worker.devstack import EmbeddedPostgres, EmbeddedRedis
 
     folder = Path(tempfile.mkdtemp(prefix="ibex-service-bench-versions-"))
     pg, rd = EmbeddedPostgres(folder / "pgdata", fsync=False), EmbeddedRedis(folder / "redis", appendonly=False)

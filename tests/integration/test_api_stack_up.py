@@ -14,7 +14,7 @@ import time
 import httpx
 
 from tests.conftest import ROOT
-from worker.devstack import free_port
+from worker.devstack.ports import free_port
 
 
 def _wait_for(path, pattern, proc, timeout=150.0):

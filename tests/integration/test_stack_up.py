@@ -13,7 +13,7 @@ import time
 import psutil
 
 from tests.conftest import ROOT
-from worker.devstack import free_port
+from worker.devstack.ports import free_port
 
 
 def _wait_for(path, needle, proc, timeout=150.0):

@@ -12,7 +12,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from tests.conftest import ROOT, make_settings
-from worker.devstack import free_port
+from worker.devstack.ports import free_port
 
 MODEL_LIBRARIES = ("spacy", "presidio_analyzer", "presidio_anonymizer", "torch", "sentence_transformers",
                    "transformers", "thinc")

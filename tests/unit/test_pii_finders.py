@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from worker.pii import addresses, identifiers, names, numbers
+from worker.pii import addresses, identifiers, name_neighbours, names, numbers
 from worker.pii.casing import canonical_view
 from worker.pii.checksums import iban_valid, luhn_valid, nhs_valid, verhoeff_valid
 
@@ -171,6 +171,35 @@ def test_names_announced_by_a_greeting_sign_off_or_field(text, value):
 def test_a_full_name_after_the_romance_preposition_a_is_a_name_but_not_after_the_article():
     assert [v for _, v, _ in _found(names.known_names, "Bonifico intestato a Giulia Romano")] == ["Giulia Romano"]
     assert _found(names.known_names, "and a Giulia Romano lookalike") == []
+
+
+def _completed(text, half):
+    view = canonical_view(text).text
+    start = view.lower().index(half.lower())
+    start, end = name_neighbours.completed(view, start, start + len(half))
+    return text[start:end]
+
+
+@pytest.mark.parametrize("text, half, whole", [
+    ("Name: Grace Young Company: Young & King LLP", "Grace", "Grace Young"),
+    ("Thank Precious Dimaculangan for covering my shift", "Dimaculangan", "Precious Dimaculangan"),
+    ("PACKAGE FOR ROSE MCALLISTER LEFT AT THE DOOR", "MCALLISTER", "ROSE MCALLISTER"),
+    ("name on card M J Castellanos", "Castellanos", "M J Castellanos"),
+    ("Hee-jin Park from Seoul office wants Korean localisation", "Hee-jin", "Hee-jin Park"),
+])
+def test_a_person_found_by_half_grows_over_the_rest_of_the_name(text, half, whole):
+    assert _completed(text, half) == whole
+
+
+@pytest.mark.parametrize("text, half", [
+    ("Mark Taylor lives at 221b Baker Street now", "Baker"),
+    ("Ask Maria about the deployment", "Maria"),
+    ("User's parrot is called Captain", "Captain"),
+    ("I told Tom the news", "Tom"),
+    ("Lina and I will send the draft", "Lina"),
+])
+def test_a_person_does_not_grow_over_common_words_streets_owners_or_pronouns(text, half):
+    assert _completed(text, half) == half
 
 
 def test_known_names_of_many_cultures_but_not_places_or_common_words_after_an_article():

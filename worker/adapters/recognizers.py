@@ -24,7 +24,7 @@ from presidio_analyzer.predefined_recognizers import (CryptoRecognizer, EmailRec
                                                       SgFinRecognizer, SpacyRecognizer, UkNinoRecognizer,
                                                       UsItinRecognizer, UsSsnRecognizer)
 
-from worker.pii import addresses, identifiers, languages, name_words, names, numbers
+from worker.pii import addresses, identifiers, languages, name_neighbours, name_words, names, numbers
 from worker.pii.casing import View
 from worker.pii.context import Cues, words_before
 from worker.pii.lexicon import capitalised_share, gazetteer, places
@@ -193,7 +193,8 @@ def refine(view: View, findings: list[Finding]) -> list[Finding]:
     programming language or a month, a lone word spaCy alone calls a person, an "IP address"
     that is a version number or a wide range, a "phone number" that is a date or an order
     number. Then cut the people of a sentence in another language to their names, add the
-    names joined by "and" to a person found, and drop people inside a brand's name."""
+    names joined by "and" to a person found, grow each person over the rest of its name, and
+    drop people inside a brand's name."""
     kept = [f for f in findings if _keep(view.text, f)]
     named = [f for f in kept if f.recognizer == NAMED_ID]
     kept = [f for f in kept if f.recognizer == NAMED_ID or not _inside_named_id(f, named)]
@@ -202,13 +203,27 @@ def refine(view: View, findings: list[Finding]) -> list[Finding]:
     people = [f for f in kept if f.entity_type == "PERSON" and f.recognizer != SPACY]
     kept = [f for f in kept if f.recognizer != SPACY or f.entity_type != "PERSON"
             or _corroborated(view.text, f, people)]
-    kept = _names_of_foreign_text(view.text, kept) if languages.reads_foreign(view.text) else kept
-    listed = names.coordinated(view.text, [(f.start, f.end) for f in kept if f.entity_type == "PERSON"],
+    foreign = languages.reads_foreign(view.text)
+    kept = _names_of_foreign_text(view.text, kept) if foreign else kept
+    listed = name_neighbours.coordinated(view.text, [(f.start, f.end) for f in kept if f.entity_type == "PERSON"],
                                _NOT_NAME_WORDS)
     kept += [Finding(h.entity_type, h.start, h.end, h.score, KNOWN) for h in listed
              if _person(view.text[h.start:h.end], placed=True)]
+    kept = kept if foreign else _completed_names(view.text, kept)
     brands = [(m.start(), m.end()) for m in _BRAND_MENTION.finditer(view.text)]
     return [f for f in kept if f.entity_type != "PERSON" or not any(s <= f.start and f.end <= e for s, e in brands)]
+
+
+def _completed_names(text: str, findings: list[Finding]) -> list[Finding]:
+    """Each person grown over the rest of its name (``[Anh] Vo``), never into another finding."""
+    out = []
+    for f in findings:
+        start, end = name_neighbours.completed(text, f.start, f.end) if f.entity_type == "PERSON" else (f.start, f.end)
+        if (start, end) != (f.start, f.end) and not any(
+                o.entity_type != "PERSON" and o.start < end and start < o.end for o in findings):
+            f = Finding(f.entity_type, start, end, f.score, f.recognizer)
+        out.append(f)
+    return out
 
 
 def _names_of_foreign_text(text: str, findings: list[Finding]) -> list[Finding]:
@@ -277,6 +292,8 @@ def _corroborated(text: str, finding: Finding, people: list[Finding]) -> bool:
 def _keep(text: str, finding: Finding) -> bool:
     value = text[finding.start:finding.end]
     if finding.entity_type == "PERSON":
+        if _TITLE_BEFORE.search(text[max(0, finding.start - 12):finding.start]):
+            return not _ID_LIKE.search(value)  # "Ms. Haskell", "Dr. Paris": a title names a person
         return _person(value, announced=finding.recognizer == CUED, placed=finding.recognizer in (CUED, KNOWN))
     if finding.entity_type == "IP_ADDRESS":
         return not (NOT_AN_IP.found_in(words_before(text, finding.start, 1)) or _inside_dotted_run(text, finding)
@@ -289,6 +306,8 @@ def _keep(text: str, finding: Finding) -> bool:
     return True
 
 
+_TITLE_BEFORE = re.compile(
+    r"(?<![\w.'’])(?:" + "|".join(name_words.TITLES) + r")\.?\s+$", re.IGNORECASE)
 _PREFIX_LENGTH = re.compile(r"/(\d{1,3})(?!\d)")
 _MASK_OCTET = r"(?:255|254|252|248|240|224|192|128|0)"
 _NETMASK = re.compile(rf"255\.{_MASK_OCTET}\.{_MASK_OCTET}\.{_MASK_OCTET}")

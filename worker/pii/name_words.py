@@ -3,7 +3,7 @@ words and entity labels that say a capitalised run is something else."""
 
 from __future__ import annotations
 
-# Words that announce a name outright: an introduction, a greeting or sign-off, a name field, a title.
+# Words that announce a name outright: an introduction, a greeting or sign-off, a name field.
 ANNOUNCING = (
     "my name is", "name is", "name's", "names are", "named", "i'm", "i am", "this is", "it's", "it is",
     "call me", "hi", "hello", "hey", "dear", "thanks", "thank you", "thx", "cheers", "regards", "best",
@@ -11,9 +11,8 @@ ANNOUNCING = (
     "happy birthday", "congratulations to", "congrats to", "congratulations", "congrats", "welcome back",
     "thanks so much", "thank you so much", "many thanks", "apologies from", "regrets from", "goodbye",
     "good morning", "good night", "bye",
+    "miss", "sir", "madam", "sr", "m.", "dona", "don", "sig", "sig.ra", "pan", "pani",  # titles that are words too
     "last name", "surname", "family name", "given name", "full name", "maiden name", "contact name",
-    "mr", "mrs", "ms", "mx", "miss", "dr", "prof", "sir", "madam", "señor", "señora", "sr", "sra", "herr",
-    "frau", "mme", "m.", "mlle", "dona", "don", "sig", "sig.ra", "pan", "pani",
     # greetings, sign-offs and name fields of other languages
     "hola", "bonjour", "hallo", "ciao", "olá", "hej", "hei", "salut", "saludos", "cordialement", "grüße",
     "gruesse", "groeten", "groetjes", "pozdrawiam", "saluti", "cumprimentos", "atenciosamente", "abraços",
@@ -21,6 +20,9 @@ ANNOUNCING = (
     "nombre", "apellido", "naam", "nom", "prénom", "nome", "cognome", "imię", "nazwisko", "imię i nazwisko",
     "beneficiario", "titular", "kontoinhaber", "destinatario", "empfänger", "holder", "account holder",
 )
+# Titles that are no other word: what follows one is a name even when it is also a place or a programming language
+# ("Ms. Villanueva", "Ms. Haskell").
+TITLES = ("mr", "mrs", "ms", "mx", "dr", "prof", "señor", "señora", "sra", "herr", "frau", "mme", "mlle")
 # Roles and relations that a name often follows ("patient Jane Doe", "my sister Amara"); a lone
 # word after one must be a known name.
 RELATIONS = (

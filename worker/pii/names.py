@@ -17,14 +17,16 @@ from spacy.lang.en.stop_words import STOP_WORDS
 
 from worker.pii.lexicon import capitalised_share, gazetteer, is_common, places
 from worker.pii.name_words import (ANNOUNCING, GROUP_MENTIONS, NOT_A_NAME_OBJECT, NOT_NAME_CONTEXT, ORG_WORDS,
-                                   PARTICLES, RELATIONS, WEAK_CUES)
+                                   PARTICLES, RELATIONS, TITLES, WEAK_CUES)
 from worker.pii.numbers import LIKELY, Hit
 
-_NAME_WORD = r"[^\W\d_][^\W\d_'’\-]*(?:['’\-][^\W\d_]+)*"
-_CUE_WORDS = {c for c in (*ANNOUNCING, *RELATIONS, *WEAK_CUES)}
-_LEVEL = {**dict.fromkeys(WEAK_CUES, 0), **dict.fromkeys(RELATIONS, 1), **dict.fromkeys(ANNOUNCING, 2)}
+NAME_WORD = r"[^\W\d_][^\W\d_'’\-]*(?:['’\-][^\W\d_]+)*"
+CUE_WORDS = {c for c in (*ANNOUNCING, *TITLES, *RELATIONS, *WEAK_CUES)}
+TITLE = 3  # the cue levels: 0 weak, 1 role or relation, 2 announcing, 3 a title
+_LEVEL = {**dict.fromkeys(WEAK_CUES, 0), **dict.fromkeys(RELATIONS, 1), **dict.fromkeys(ANNOUNCING, 2),
+          **dict.fromkeys(TITLES, TITLE)}
 _CUE_RE = re.compile(
-    r"(?<![\w])(" + "|".join(sorted((re.escape(c) for c in _CUE_WORDS), key=len, reverse=True)) + r")"
+    r"(?<![\w])(" + "|".join(sorted((re.escape(c) for c in CUE_WORDS), key=len, reverse=True)) + r")"
     r"(?:'s)?(?:\s+(?:name\s+is|is\s+called|called|named|is))?[\s,:.\-–|/]+",
     re.IGNORECASE)
 _AFTER_NAME = re.compile(
@@ -49,7 +51,7 @@ def cued_names(text: str) -> list[Hit]:
 # "grace and hope r coming too", "Park and Cook are both on leave": two known given names joined
 # and acting together.
 _PAIR = re.compile(
-    r"(?<![\w'’])(" + _NAME_WORD + r")\s*(?:and|&|\+)\s*(" + _NAME_WORD + r")\s+(?:are|were|r|have|had|both|said|"
+    r"(?<![\w'’])(" + NAME_WORD + r")\s*(?:and|&|\+)\s*(" + NAME_WORD + r")\s+(?:are|were|r|have|had|both|said|"
     r"say|want|wanted|came|come|went|left|joined|run|ran|will|can|got|get)\b", re.IGNORECASE)
 
 
@@ -57,7 +59,7 @@ def _pair(text: str) -> list[Hit]:
     hits = []
     for match in _PAIR.finditer(text):
         words = [match.group(1).lower(), match.group(2).lower()]
-        if all(_given_name(w) and (w not in STOP_WORDS or w in _MODAL_NAMES) and w not in _CUE_WORDS
+        if all(given_name(w) and (w not in STOP_WORDS or w in _MODAL_NAMES) and w not in CUE_WORDS
                and w not in places() for w in words) and not _after_determiner(text, match.start(1)):
             hits += [Hit("PERSON", match.start(g), match.end(g), NAMED_ALONE) for g in (1, 2)]
     return hits
@@ -67,7 +69,7 @@ def _pair(text: str) -> list[Hit]:
 # verb that takes a person, with nothing after it that would make it a noun ("ask price for").
 _PERSON_OBJECT = re.compile(
     r"(?<![\w'’])(?:tell|ask|text|ping|remind|venmo|thank|email|message|dm|invite|call|ring|meet|meeting)\s+"
-    r"(" + _NAME_WORD + r")(?=\s*(?:$|[,.!?;:)]|\s(?:to|for|about|that|if|whether|back|asap|im|i'm|i|we|and|or|"
+    r"(" + NAME_WORD + r")(?=\s*(?:$|[,.!?;:)]|\s(?:to|for|about|that|if|whether|back|asap|im|i'm|i|we|and|or|"
     r"tomorrow|today|tonight|later|please|pls|re|at|on)\b))", re.IGNORECASE)
 
 
@@ -75,8 +77,8 @@ def _addressee(text: str) -> list[Hit]:
     hits = []
     for match in _PERSON_OBJECT.finditer(text):
         lower = match.group(1).lower()
-        if (_given_name(lower) and (lower not in STOP_WORDS or lower in _MODAL_NAMES)
-                and lower not in _CUE_WORDS and lower not in NOT_A_NAME_OBJECT):
+        if (given_name(lower) and (lower not in STOP_WORDS or lower in _MODAL_NAMES)
+                and lower not in CUE_WORDS and lower not in NOT_A_NAME_OBJECT):
             hits.append(Hit("PERSON", match.start(1), match.end(1), NAMED_ALONE))
     return hits
 
@@ -92,12 +94,12 @@ def _mentioned(text: str) -> list[Hit]:
 
 # "Dawn: I can take notes." in a transcript: a known given name as the speaker's label, at the
 # start of the text or of a sentence, before what the speaker said.
-_SPEAKER_LABEL = re.compile(r"(?:^|(?<=[.!?]\s)|(?<=\]\s))(" + _NAME_WORD + r")\s?:\s+(?=[^\W\d_]+\b(?![\-\d]))")
+_SPEAKER_LABEL = re.compile(r"(?:^|(?<=[.!?]\s)|(?<=\]\s))(" + NAME_WORD + r")\s?:\s+(?=[^\W\d_]+\b(?![\-\d]))")
 
 
 def _speakers(text: str) -> list[Hit]:
     return [Hit("PERSON", m.start(1), m.end(1), NAMED_ALONE) for m in _SPEAKER_LABEL.finditer(text)
-            if _given_name(m.group(1)) and m.group(1).lower() not in _CUE_WORDS
+            if given_name(m.group(1)) and m.group(1).lower() not in CUE_WORDS
             and (m.group(1).lower() not in STOP_WORDS or m.group(1).lower() in _MODAL_NAMES)]
 
 
@@ -112,7 +114,7 @@ def _addressed(text: str) -> list[Hit]:
     if match is None:
         return []
     word = match.group(1)
-    if not _capitalised(word) or word.lower() in places() or word.lower() not in gazetteer():
+    if not capitalised(word) or word.lower() in places() or word.lower() not in gazetteer():
         return []
     return [Hit("PERSON", match.start(1), match.end(1), NAMED_ALONE)]
 
@@ -138,7 +140,7 @@ def _named_by_verb(text: str) -> list[Hit]:
     """A given name that is also a common word, acting as a person: ``Grace says``,
     ``Dawn's shift``, ``Amber and I``, ``Will said``."""
     hits = []
-    for word in re.finditer(_NAME_WORD, text):
+    for word in re.finditer(NAME_WORD, text):
         lower = word.group(0).lower()
         verb = _SPEAKER.match(text[word.end():])
         if ("g" in gazetteer().get(lower, "") and verb and not _after_determiner(text, word.start())
@@ -148,8 +150,8 @@ def _named_by_verb(text: str) -> list[Hit]:
 
 
 def _name_after(text: str, pos: int, level: int) -> tuple[int, int] | None:
-    """The name right after a cue of ``level`` (2 announcing, 1 role or relation, 0 weak)."""
-    words = list(re.finditer(_NAME_WORD, text[pos:pos + 120]))
+    """The name right after a cue of ``level``."""
+    words = list(re.finditer(NAME_WORD, text[pos:pos + 120]))
     if not words or words[0].start() != 0:
         return None
     taken: list[re.Match[str]] = []
@@ -157,7 +159,7 @@ def _name_after(text: str, pos: int, level: int) -> tuple[int, int] | None:
         if taken and text[pos + taken[-1].end():pos + word.start()] not in (" ", ". ", "."):
             break
         value = word.group(0)
-        if _capitalised(value):
+        if capitalised(value):
             taken.append(word)
         elif taken and value.lower() in PARTICLES:
             taken.append(word)
@@ -175,16 +177,16 @@ def _name_after(text: str, pos: int, level: int) -> tuple[int, int] | None:
     alone = len(taken) == 1 and taken[0].group(0).lower() not in gazetteer()
     if level < 2 and alone:
         return None  # after a role or a plain verb, a lone word must be a known name
-    if text[start:end].lower() in places() and not (level >= 1 and _given_name(text[start:end])):
-        return None  # "visit Georgia"; but "my sister Georgia", "Hi Austin" name people
+    if text[start:end].lower() in places() and not (level >= 1 and given_name(text[start:end]) or level == TITLE):
+        return None  # "visit Georgia"; but "my sister Georgia", "Hi Austin", "Ms. Villanueva" name people
     return start, end
 
 
-def _given_name(value: str) -> bool:
+def given_name(value: str) -> bool:
     return "g" in gazetteer().get(value.lower(), "")
 
 
-def _capitalised(word: str) -> bool:
+def capitalised(word: str) -> bool:
     return word[:1].isupper() and capitalised_share(word.lower()) is None
 
 
@@ -242,10 +244,10 @@ def _after_determiner(text: str, start: int, *, romance_a: bool = False) -> bool
 def _absorb_common_names(text: str, start: int, end: int) -> tuple[int, int]:
     """``Li wei``, ``Owen price``: a neighbouring word the lexicon knows as common but that is
     a known name belongs to the name - a family name after it, a given name before it."""
-    after = re.match(r" (" + _NAME_WORD + r")", text[end:])
+    after = re.match(r" (" + NAME_WORD + r")", text[end:])
     if after and _name_word(after.group(1), "s") and not _SPEAKER.match(text[end:]):
         end += after.end()
-    before = re.search(r"(" + _NAME_WORD + r") $", text[:start])
+    before = re.search(r"(" + NAME_WORD + r") $", text[:start])
     if before and _name_word(before.group(1), "g"):
         start = before.start(1)
     return start, end
@@ -253,7 +255,7 @@ def _absorb_common_names(text: str, start: int, end: int) -> tuple[int, int]:
 
 def _name_word(word: str, kind: str) -> bool:
     lower = word.lower()
-    return kind in gazetteer().get(lower, "") and lower not in STOP_WORDS and lower not in _CUE_WORDS
+    return kind in gazetteer().get(lower, "") and lower not in STOP_WORDS and lower not in CUE_WORDS
 
 
 def _run_score(text: str, start: int, end: int, words: list[str]) -> float:
@@ -281,7 +283,7 @@ def _labelled_other(start: int, end: int, labels: Sequence[tuple[int, int, str]]
     return any(s <= start and end <= e and label.lower() in NOT_NAME_CONTEXT for s, e, label in labels)
 
 
-_RUN_WORD = re.compile(r"[A-Z]\.|" + _NAME_WORD)
+_RUN_WORD = re.compile(r"[A-Z]\.|" + NAME_WORD)
 
 
 def _proper_runs(text: str) -> list[tuple[int, int, list[str]]]:
@@ -290,7 +292,7 @@ def _proper_runs(text: str) -> list[tuple[int, int, list[str]]]:
     for word in _RUN_WORD.finditer(text):
         value = word.group(0)
         joined = bool(current) and text[current[-1].end():word.start()] == " "
-        proper = _capitalised(value) or _INITIAL.fullmatch(value) is not None
+        proper = capitalised(value) or _INITIAL.fullmatch(value) is not None
         particle = value.lower() in PARTICLES and joined
         if proper and (joined or not current) or particle:
             current.append(word)
@@ -307,62 +309,6 @@ def _close(current: list[re.Match[str]], runs: list[tuple[int, int, list[str]]])
     if current and len(current) <= 5:
         runs.append((current[0].start(), current[-1].end(), [m.group(0) for m in current]))
     current.clear()
-
-
-# ---------------------------------------------------------------- names listed with names
-
-_JOIN = r"(?:,?\s+(?:and|&|or|und|y|et|e|og|och|en)\s+)"
-_AFTER_JOIN = re.compile(rf"^{_JOIN}({_NAME_WORD}(?: {_NAME_WORD}){{0,2}})")
-_BEFORE_JOIN = re.compile(rf"({_NAME_WORD}(?: {_NAME_WORD}){{0,2}}){_JOIN}$")
-
-
-def coordinated(text: str, people: Sequence[tuple[int, int]], not_names: frozenset[str]) -> list[Hit]:
-    """Names joined to a name already found (``Austin and Dakota``, ``Amara and Tobenna``): a
-    neighbour across "and" whose words are all names the gazetteer knows, no place and none
-    of ``not_names``. Followed along the list in both directions."""
-    found: list[Hit] = []
-    taken = {(s, e) for s, e in people}
-    todo = list(people)
-    while todo:
-        start, end = todo.pop()
-        after = _AFTER_JOIN.match(text[end:end + 80])
-        before = _BEFORE_JOIN.search(text[max(0, start - 80):start])
-        candidates = []
-        if after:
-            candidates.append((end + after.start(1), end + after.end(1)))
-        if before:
-            offset = max(0, start - 80)
-            candidates.append(_last_name_words(text, offset + before.start(1), offset + before.end(1)))
-        for span in candidates:
-            if span is None or span in taken or any(s < span[1] and span[0] < e for s, e in taken):
-                continue
-            if _listed_name(text[span[0]:span[1]], not_names):
-                taken.add(span)
-                todo.append(span)
-                found.append(Hit("PERSON", span[0], span[1], NAMED_ALONE))
-    return found
-
-
-def _last_name_words(text: str, start: int, end: int) -> tuple[int, int] | None:
-    """The name at the end of a run before a list joint: ``with Amir`` gives ``Amir``."""
-    words = list(re.finditer(_NAME_WORD, text[start:end]))
-    while words and not _name_like(words[0].group(0)):
-        words.pop(0)
-    return (start + words[0].start(), start + words[-1].end()) if words else None
-
-
-def _name_like(word: str) -> bool:
-    lower = word.lower()
-    return lower not in STOP_WORDS and (_capitalised(word) or _given_name(word)) and lower not in _CUE_WORDS
-
-
-def _listed_name(value: str, not_names: frozenset[str]) -> bool:
-    """Every word a name the gazetteer knows (or a particle), none a place or ``not_names``."""
-    words = value.split()
-    if any(w.lower() in not_names for w in words) or value.lower() in places() and not _given_name(value):
-        return False
-    return _name_like(words[0]) and all(
-        _name_like(w) and w.lower() in gazetteer() or w.lower() in PARTICLES for w in words)
 
 
 # ---------------------------------------------------------------- names in other scripts

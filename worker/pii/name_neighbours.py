@@ -1,0 +1,127 @@
+"""Names next to a name already found: the rest of a full name a finder found half of
+(``[Hee-jin] Park``, ``Precious [Dimaculangan]``), and names listed with it (``Austin and
+Dakota``).
+
+Finders and the tagger often see one half of a name: the given name is known and the family
+name is not, or the family name is also an English word (``Grace Young``, ``Jordan Swift``).
+After the name, a word continues it when the view capitalises it (not common English) or it
+is a family name that is often capitalised; before the name, only a known given name or an
+initial starts it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from spacy.lang.en.stop_words import STOP_WORDS
+
+from worker.pii.address_words import STREET_TYPES
+from worker.pii.lexicon import capitalised_share, gazetteer, places
+from worker.pii.name_words import ORG_WORDS, PARTICLES
+from worker.pii.names import CUE_WORDS, NAME_WORD, NAMED_ALONE, capitalised, given_name
+from worker.pii.numbers import Hit
+
+MAX_NAME_WORDS = 4  # a completed name stops growing at this many words
+FAMILY_NAME_SHARE = 0.05  # a common word capitalised this often in running text may continue a name
+_NEXT_WORD = re.compile(rf"( |-)({NAME_WORD})")
+_PREVIOUS_WORD = re.compile(rf"(?<![\w'’.\-])({NAME_WORD}|[^\W\d_]\.) $")
+_INITIAL = re.compile(r"[^\W\d_]\.?")  # the view lowers single letters
+_STREET_TYPES = frozenset(STREET_TYPES)
+
+
+def completed(text: str, start: int, end: int) -> tuple[int, int]:
+    """The span of a person found at ``start:end``, grown over the neighbouring words that
+    belong to the same name."""
+    while len(text[start:end].split()) < MAX_NAME_WORDS:
+        after = _NEXT_WORD.match(text, end)
+        if after is None or not _family_name(after.group(2)):
+            break
+        end = after.end()
+    while len(text[start:end].split()) < MAX_NAME_WORDS:
+        before = _PREVIOUS_WORD.search(text[max(0, start - 40):start])
+        if before is None or not _given_name_or_initial(before.group(1)):
+            break
+        start -= len(before.group(0))
+    return start, end
+
+
+def _family_name(word: str) -> bool:
+    """A word after a name that continues it: one the view capitalises (no place unless also a
+    family name), or a family name that is also a common word but one often capitalised
+    (``Young``, ``Park``; not ``said``)."""
+    lower = word.lower()
+    if _never_in_a_name(lower):
+        return False
+    if capitalised(word):
+        return lower not in places() or "s" in gazetteer().get(lower, "")
+    share = capitalised_share(lower)
+    return "s" in gazetteer().get(lower, "") and share is not None and share >= FAMILY_NAME_SHARE
+
+
+def _given_name_or_initial(word: str) -> bool:
+    """A word before a name that starts it: a known given name (``Precious``, ``Rose``) or an
+    initial; never an owner (``User's``)."""
+    lower = word.lower()
+    if _never_in_a_name(lower) or re.search(r"['’]s$", lower):
+        return False
+    return _INITIAL.fullmatch(word) is not None or given_name(word)
+
+
+def _never_in_a_name(lower: str) -> bool:
+    return (lower in STOP_WORDS or lower in CUE_WORDS or lower in ORG_WORDS or lower in PARTICLES
+            or lower in _STREET_TYPES)  # "Baker Street" is a street
+
+
+_JOIN = r"(?:,?\s+(?:and|&|or|und|y|et|e|og|och|en)\s+)"
+_AFTER_JOIN = re.compile(rf"^{_JOIN}({NAME_WORD}(?: {NAME_WORD}){{0,2}})")
+_BEFORE_JOIN = re.compile(rf"({NAME_WORD}(?: {NAME_WORD}){{0,2}}){_JOIN}$")
+
+
+def coordinated(text: str, people: Sequence[tuple[int, int]], not_names: frozenset[str]) -> list[Hit]:
+    """Names joined to a name already found (``Austin and Dakota``, ``Amara and Tobenna``): a
+    neighbour across "and" whose words are all names the gazetteer knows, no place and none
+    of ``not_names``. Followed along the list in both directions."""
+    found: list[Hit] = []
+    taken = {(s, e) for s, e in people}
+    todo = list(people)
+    while todo:
+        start, end = todo.pop()
+        after = _AFTER_JOIN.match(text[end:end + 80])
+        before = _BEFORE_JOIN.search(text[max(0, start - 80):start])
+        candidates = []
+        if after:
+            candidates.append((end + after.start(1), end + after.end(1)))
+        if before:
+            offset = max(0, start - 80)
+            candidates.append(_last_name_words(text, offset + before.start(1), offset + before.end(1)))
+        for span in candidates:
+            if span is None or span in taken or any(s < span[1] and span[0] < e for s, e in taken):
+                continue
+            if _listed_name(text[span[0]:span[1]], not_names):
+                taken.add(span)
+                todo.append(span)
+                found.append(Hit("PERSON", span[0], span[1], NAMED_ALONE))
+    return found
+
+
+def _last_name_words(text: str, start: int, end: int) -> tuple[int, int] | None:
+    """The name at the end of a run before a list joint: ``with Amir`` gives ``Amir``."""
+    words = list(re.finditer(NAME_WORD, text[start:end]))
+    while words and not _name_like(words[0].group(0)):
+        words.pop(0)
+    return (start + words[0].start(), start + words[-1].end()) if words else None
+
+
+def _name_like(word: str) -> bool:
+    lower = word.lower()
+    return lower not in STOP_WORDS and (capitalised(word) or given_name(word)) and lower not in CUE_WORDS
+
+
+def _listed_name(value: str, not_names: frozenset[str]) -> bool:
+    """Every word a name the gazetteer knows (or a particle), none a place or ``not_names``."""
+    words = value.split()
+    if any(w.lower() in not_names for w in words) or value.lower() in places() and not given_name(value):
+        return False
+    return _name_like(words[0]) and all(
+        _name_like(w) and w.lower() in gazetteer() or w.lower() in PARTICLES for w in words)

@@ -20,13 +20,13 @@ from api.metrics import get_api_metrics
 from api.middleware import RequestContext
 from api.routes import escalations, memories, ops, reads, review
 from api.schemas import request_components
-from worker.adapters.cache import RedisCache
 from worker.backlog import Backlog
 from worker.celery_app import create_app as create_celery_app
 from worker.config import Settings, get_settings
 from worker.db import make_engine
 from worker.logs import configure_logging
 from worker.publish import Waker
+from worker.runtime import read_cache
 
 API_VERSION = "1.0.0"
 _DESCRIPTION = (
@@ -42,7 +42,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     state = ApiState(settings=settings, engine=engine, producer=_producer(settings),
                      backlog=Backlog(engine, settings.backlog_cache_seconds), metrics=get_api_metrics(),
                      redis=redis.Redis.from_url(settings.redis_url, socket_timeout=1, socket_connect_timeout=1),
-                     cache=RedisCache(settings.redis_url, settings.cache_ttl_seconds) if settings.cache_enabled else None)
+                     cache=read_cache(settings))
     state.waker = Waker(state.producer, settings, state.redis)
     app = FastAPI(title="IBEX memory write API", version=API_VERSION, description=_DESCRIPTION,
                   lifespan=_lifespan, docs_url="/docs", redoc_url=None, openapi_url="/openapi.json")

@@ -16,9 +16,8 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import text
-
 from worker.db import maint_tx, tenant_tx
+from worker.store import apikeys as store
 
 KEY_PREFIX = "ibex_"
 _RANDOM_BYTES = 32
@@ -26,17 +25,6 @@ _VISIBLE_CHARS = 12  # "ibex_" + 7 characters of the random part
 _KEY_RE = re.compile(r"^ibex_[A-Za-z0-9_-]{43}$")
 # Same shape the validate stage accepts for org_id / agent_id.
 _SCOPE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$")
-
-_INSERT = text(
-    "INSERT INTO api_keys (org_id, key_hash, prefix, agents, description) "
-    "VALUES (:org_id, :key_hash, :prefix, :agents, :description) RETURNING id, created_at"
-)
-_VERIFY = text("SELECT id, org_id, agents, prefix FROM api_keys WHERE key_hash = :key_hash AND revoked_at IS NULL")
-_LIST = text(
-    "SELECT id, org_id, prefix, agents, description, created_at, revoked_at FROM api_keys "
-    "WHERE CAST(:org_id AS text) IS NULL OR org_id = :org_id ORDER BY org_id, created_at"
-)
-_REVOKE = text("UPDATE api_keys SET revoked_at = now() WHERE id = :id AND revoked_at IS NULL RETURNING org_id")
 
 
 @dataclass(frozen=True)
@@ -74,11 +62,10 @@ def create(engine: Any, org_id: str, agents: list[str] | None = None,
     for agent in agents or ():
         check_scope_id(agent, "agent")
     key = generate()
-    params = {"org_id": org_id, "key_hash": hash_key(key), "prefix": key[:_VISIBLE_CHARS],
-              "agents": sorted(set(agents)) if agents else None, "description": description}
+    prefix, scope = key[:_VISIBLE_CHARS], sorted(set(agents)) if agents else None
     with tenant_tx(engine, org_id) as conn:
-        row = conn.execute(_INSERT, params).one()
-    record = {"id": str(row.id), "org_id": org_id, "prefix": params["prefix"], "agents": params["agents"],
+        row = store.insert(conn, org_id, hash_key(key), prefix, scope, description)
+    record = {"id": str(row.id), "org_id": org_id, "prefix": prefix, "agents": scope,
               "description": description, "created_at": row.created_at.isoformat(), "revoked_at": None}
     return key, record
 
@@ -89,7 +76,7 @@ def verify(engine: Any, presented: str) -> ApiKey | None:
     if not _KEY_RE.fullmatch(presented):
         return None
     with maint_tx(engine) as conn:
-        row = conn.execute(_VERIFY, {"key_hash": hash_key(presented)}).first()
+        row = store.live_by_hash(conn, hash_key(presented))
     if row is None:
         return None
     agents = tuple(row.agents) if row.agents is not None else None
@@ -99,7 +86,7 @@ def verify(engine: Any, presented: str) -> ApiKey | None:
 def list_keys(engine: Any, org_id: str | None = None) -> list[dict[str, Any]]:
     """Every key (of one org, if given): identifiers, prefix and scope; never the hash."""
     with maint_tx(engine) as conn:
-        rows = list(conn.execute(_LIST, {"org_id": org_id}))
+        rows = store.list_keys(conn, org_id)
     return [{"id": str(r.id), "org_id": r.org_id, "prefix": r.prefix,
              "agents": list(r.agents) if r.agents is not None else None, "description": r.description,
              "created_at": r.created_at.isoformat(),
@@ -113,4 +100,4 @@ def revoke(engine: Any, key_id: str) -> bool:
     except ValueError:
         return False
     with maint_tx(engine) as conn:
-        return conn.execute(_REVOKE, {"id": key_id}).first() is not None
+        return store.revoke(conn, key_id)

@@ -1,10 +1,8 @@
 """The pipeline's backlog: jobs accepted and not yet finished (``queued`` or ``running``),
 counted over every org because the workers are shared.
 
-Counting reads the sweeper's partial index (``memory_write_jobs_unfinished``), so its cost
-follows the backlog, not the table. One count is reused in-process for
-``backlog_cache_seconds``: under a burst, one request refreshes it and the rest read the
-cached figure (stale by at most that long).
+One count is reused in-process for ``backlog_cache_seconds``: under a burst, one request
+refreshes it and the rest read the cached figure (stale by at most that long).
 """
 
 from __future__ import annotations
@@ -14,35 +12,22 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from sqlalchemy import text
-
 from worker.db import maint_tx
 from worker.errors import IbexError
-
-_COUNT_UNFINISHED = text("SELECT count(*) FROM memory_write_jobs WHERE status IN ('queued', 'running')")
-
-
-_BY_STAGE = text(
-    "SELECT stage, count(*) AS n FROM memory_write_jobs WHERE status IN ('queued', 'running') GROUP BY stage"
-)
-_ESCALATIONS_BY_STATUS = text(
-    "SELECT status, count(*) AS n FROM memory_conflict_escalations "
-    "WHERE status IN ('pending', 'claimed', 'needs_review', 'dead') GROUP BY status"
-)
+from worker.store import escalations
+from worker.store import jobs as job_store
 
 
 def snapshot(engine: Any) -> dict[str, dict[str, int]]:
     """Unfinished jobs by the stage they wait for, and unresolved escalations by status (for
     /metrics; read at scrape time, so every process's view agrees)."""
     with maint_tx(engine) as conn:
-        stages = {r.stage: int(r.n) for r in conn.execute(_BY_STAGE)}
-        escalations = {r.status: int(r.n) for r in conn.execute(_ESCALATIONS_BY_STATUS)}
-    return {"stages": stages, "escalations": escalations}
+        return {"stages": job_store.unfinished_by_stage(conn), "escalations": escalations.count_unresolved(conn, ())}
 
 
 def count_unfinished(engine: Any) -> int:
     with maint_tx(engine) as conn:
-        return int(conn.execute(_COUNT_UNFINISHED).scalar_one())
+        return job_store.count_unfinished(conn)
 
 
 class Backlog:

@@ -15,22 +15,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from sqlalchemy import Connection, Engine, create_engine, event, text
+from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.exc import DBAPIError, InvalidatePoolError, OperationalError
 
 from worker.errors import TransientError
-
-_SET_TENANT = text(
-    "SELECT set_config('role', 'ibex_tenant', true), set_config('ibex.org_id', :org_id, true)"
-)
-_SET_MAINT = text("SELECT set_config('role', 'ibex_maint', true)")
-_SET_TENANT_LIGHT = text(
-    "SELECT set_config('role', 'ibex_tenant', true), set_config('ibex.org_id', :org_id, true), "
-    "set_config('synchronous_commit', 'off', true)"
-)
-_SET_MAINT_LIGHT = text(
-    "SELECT set_config('role', 'ibex_maint', true), set_config('synchronous_commit', 'off', true)"
-)
+from worker.store import session
 
 # A pooled connection idle longer than this is pinged before use (a dead one is replaced,
 # with the rest of the pool). One busier than that is not: SQLAlchemy's ``pool_pre_ping``
@@ -107,14 +96,14 @@ def tenant_tx(engine: Engine, org_id: str, *, durable: bool = True) -> Iterator[
     safely - a lost claim or stage write-back only means the stage runs again - never for a
     write a caller is told about (job insert, persist, failure)."""
     with _begin(engine) as conn:
-        conn.execute(_SET_TENANT if durable else _SET_TENANT_LIGHT, {"org_id": org_id})
+        session.as_tenant(conn, org_id, durable=durable)
         yield conn
 
 
 @contextmanager
 def maint_tx(engine: Engine, *, durable: bool = True) -> Iterator[Connection]:
     with _begin(engine) as conn:
-        conn.execute(_SET_MAINT if durable else _SET_MAINT_LIGHT)
+        session.as_maint(conn, durable=durable)
         yield conn
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import structlog
@@ -18,6 +19,7 @@ log = structlog.get_logger("ibex.migrate")
 MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "schema" / "migrations"
 _NAME = re.compile(r"^(\d+)_([a-z0-9_]+)\.(up|down)\.sql$")
 _LOCK_KEY = 0x1BE7_0001  # advisory lock id shared by every ibex migrate run
+_VERSION = "SELECT version, dirty FROM schema_migrations LIMIT 1"
 
 
 @dataclass(frozen=True)
@@ -50,8 +52,17 @@ def libpq_url(url: str) -> str:
 
 def current_version(conn: psycopg.Connection) -> tuple[int | None, bool]:
     conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations (version bigint NOT NULL PRIMARY KEY, dirty boolean NOT NULL)")
-    row = conn.execute("SELECT version, dirty FROM schema_migrations LIMIT 1").fetchone()
+    row = conn.execute(_VERSION).fetchone()
     return (int(row[0]), bool(row[1])) if row else (None, False)
+
+
+def clean_version(engine: Any) -> int | None:
+    """The version the database is migrated to, read through a service's SQLAlchemy engine;
+    None when it was never migrated or is dirty. Raises when ``schema_migrations`` is missing
+    or the database is unreachable."""
+    with engine.connect() as conn:
+        row = conn.exec_driver_sql(_VERSION).first()
+    return None if row is None or row.dirty else int(row.version)
 
 
 def _set_version(conn: psycopg.Connection, version: int | None, dirty: bool) -> None:

@@ -11,36 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import bindparam, text
-from sqlalchemy.dialects.postgresql import ARRAY, TEXT
-
 from worker.db import tenant_tx
-
-_AGENTS = bindparam("agents", type_=ARRAY(TEXT))
-
-_MEMORY = text(
-    """
-    SELECT m.id, m.agent_id, m.content, m.source, m.status, m.valid_from, m.valid_until, m.category,
-           m.confidence, m.pii_report, m.metadata, m.retrieval_count, m.last_retrieved_at, m.created_by_job,
-           m.created_at, m.updated_at,
-           COALESCE((SELECT jsonb_agg(jsonb_build_object('label', l.label, 'confidence', l.confidence)
-                                      ORDER BY l.confidence DESC, l.label)
-                       FROM memory_labels l WHERE l.org_id = m.org_id AND l.memory_id = m.id), '[]'::jsonb) AS labels
-      FROM memories m
-     WHERE m.org_id = :org_id AND m.id = CAST(:memory_id AS uuid) AND m.deleted_at IS NULL
-       AND (CAST(:agents AS text[]) IS NULL OR m.agent_id = ANY(:agents))
-    """
-).bindparams(_AGENTS)
-
-_RELATIONSHIPS = text(
-    """
-    SELECT r.relationship_type, r.source_memory_id, r.target_memory_id, r.evidence, r.decided_by, r.created_at
-      FROM memory_relationships r
-     WHERE r.org_id = :org_id
-       AND (r.source_memory_id = CAST(:memory_id AS uuid) OR r.target_memory_id = CAST(:memory_id AS uuid))
-     ORDER BY r.created_at, r.id
-    """
-)
+from worker.store import reads as store
 
 
 def iso(value: Any) -> str | None:
@@ -62,9 +34,8 @@ def pii_summary(report: dict[str, Any] | None) -> dict[str, Any]:
 def memory_view(engine: Any, org_id: str, memory_id: str,
                 agents: Sequence[str] | None = None) -> dict[str, Any] | None:
     """The stored memory in the shape of ``GET /v1/memories/{memory_id}``, or None."""
-    params = {"org_id": org_id, "memory_id": memory_id, "agents": list(agents) if agents is not None else None}
     with tenant_tx(engine, org_id) as conn:
-        row = conn.execute(_MEMORY, params).first()
+        row = store.memory(conn, org_id, memory_id, agents)
     if row is None:
         return None
     return {
@@ -83,11 +54,10 @@ def relationships_view(engine: Any, org_id: str, memory_id: str,
     """``near_duplicate_of``, ``supersedes`` and ``contradicts`` links of one memory, both
     directions: ``outgoing`` when this memory is the link's source ("this supersedes that"),
     ``incoming`` when it is the target. None when the memory is not visible to the reader."""
-    params = {"org_id": org_id, "memory_id": memory_id, "agents": list(agents) if agents is not None else None}
     with tenant_tx(engine, org_id) as conn:
-        if conn.execute(_MEMORY, params).first() is None:
+        if store.memory(conn, org_id, memory_id, agents) is None:
             return None
-        rows = list(conn.execute(_RELATIONSHIPS, {"org_id": org_id, "memory_id": memory_id}))
+        rows = store.relationships(conn, org_id, memory_id)
     links = []
     for r in rows:
         outgoing = str(r.source_memory_id) == memory_id

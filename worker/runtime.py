@@ -1,5 +1,6 @@
 """What a worker process holds: the engine, the vector store, the cache and (for the
 queues it consumes) the heavy models, built once per process on ``worker_process_init``.
+The API and the CLI take their read cache and their note redactor from here too.
 
 A model that fails to load stops the worker loudly; nothing downloads weights.
 """
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
@@ -19,22 +20,31 @@ from worker.db import get_engine
 from worker.metrics import get_metrics
 from worker.pipeline.context import StageDeps
 
+if TYPE_CHECKING:  # the model adapters are imported where the models load, below
+    from worker.adapters.embedder import SentenceTransformerEmbedder
+    from worker.adapters.redactor import PresidioRedactor
+    from worker.publish import Waker
+
 log = structlog.get_logger("ibex.runtime")
 
 _deps: StageDeps | None = None
 _lock = threading.Lock()
-_shared_redactor: Any = None
+_shared_redactor: PresidioRedactor | None = None
 
 
 def build_deps(settings: Settings, *, with_pii: bool, with_embedder: bool,
-               consumed_queues: frozenset[str] = frozenset(), waker: Any = None) -> StageDeps:
+               consumed_queues: frozenset[str] = frozenset(), waker: Waker | None = None) -> StageDeps:
     redactor = load_redactor(settings) if with_pii else None
     embedder = load_embedder(settings) if with_embedder else None
     return StageDeps(settings=settings, engine=get_engine(settings.database_url),
                      vector_store=PgVectorStore(settings.near_duplicate_coarse_candidates),
-                     redactor=redactor, embedder=embedder,
-                     cache=RedisCache(settings.redis_url, settings.cache_ttl_seconds) if settings.cache_enabled else None,
-                     metrics=get_metrics(), consumed_queues=frozenset(consumed_queues), waker=waker)
+                     redactor=redactor, embedder=embedder, cache=read_cache(settings), metrics=get_metrics(),
+                     consumed_queues=frozenset(consumed_queues), waker=waker)
+
+
+def read_cache(settings: Settings) -> RedisCache | None:
+    """The read cache a process writes and evicts after commit; None when caching is off."""
+    return RedisCache(settings.redis_url, settings.cache_ttl_seconds) if settings.cache_enabled else None
 
 
 def install(deps: StageDeps) -> None:
@@ -57,7 +67,7 @@ def load_nlp(settings: Settings) -> Any:
     return nlp
 
 
-def load_redactor(settings: Settings) -> Any:
+def load_redactor(settings: Settings) -> PresidioRedactor:
     from worker.adapters.redactor import PresidioRedactor, RedactionPolicy
 
     policy = RedactionPolicy(settings.pii_entities, settings.pii_redaction_threshold,
@@ -68,7 +78,7 @@ def load_redactor(settings: Settings) -> Any:
     return redactor
 
 
-def shared_redactor(settings: Settings) -> Any:
+def shared_redactor(settings: Settings) -> PresidioRedactor:
     """The PII redactor of a process outside the pipeline (the API, the CLI) for the text a
     person types there, such as an escalation's note: loaded on first use, then kept."""
     global _shared_redactor
@@ -78,7 +88,7 @@ def shared_redactor(settings: Settings) -> Any:
         return _shared_redactor
 
 
-def load_embedder(settings: Settings) -> Any:
+def load_embedder(settings: Settings) -> SentenceTransformerEmbedder:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")

@@ -4,42 +4,29 @@ transaction), then publish the job id. The HTTP API and ``ibex submit`` both cal
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import json
 import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import bindparam, text
-from sqlalchemy.dialects.postgresql import ARRAY, TEXT
-
-from worker import jobs
 from worker.db import tenant_tx
 from worker.errors import (FieldIssue, IbexError, IdempotencyConflict, IdempotencyInProgress, TransientError,
                            ValidationFailed)
+from worker.pipeline import jobs
 from worker.pipeline.validate import validate_request
 from worker.publish import ENTRY_STAGE, Waker, publish
+from worker.store import idempotency
+from worker.store import jobs as job_store
 
 # 1-255 visible ASCII characters; the ledger's CHECK constraint says the same.
 IDEMPOTENCY_KEY_RE = re.compile(r"^[\x21-\x7e]{1,255}$")
 _CLAIM_ATTEMPTS = 3
 _PLAIN_FIELD = re.compile(r"[a-z][a-z0-9_]{0,39}")
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
-
-_FIND_CLAIM = text(
-    "SELECT fingerprint, job_id, state, response_status, response_body, "
-    "GREATEST(0, CEIL(EXTRACT(EPOCH FROM lease_expires_at - now())))::int AS lease_left "
-    "FROM memory_idempotency_keys WHERE org_id = :org_id AND agent_id = :agent_id AND key = :key FOR UPDATE"
-)
-_INSERT_CLAIM = text(
-    "INSERT INTO memory_idempotency_keys (org_id, agent_id, key, fingerprint, job_id, lease_expires_at) "
-    "VALUES (:org_id, :agent_id, :key, :fingerprint, :job_id, now() + make_interval(secs => :lease)) "
-    "ON CONFLICT (org_id, agent_id, key) DO NOTHING RETURNING job_id"
-)
-_TAKE_OVER_CLAIM = text(
-    "UPDATE memory_idempotency_keys SET job_id = :job_id, lease_expires_at = now() + make_interval(secs => :lease), "
-    "updated_at = now() WHERE org_id = :org_id AND agent_id = :agent_id AND key = :key"
-)
 
 
 class _ClaimRace(Exception):
@@ -148,26 +135,25 @@ def _record(engine: Any, settings: Any, body: dict[str, Any], request: dict[str,
         if key is None:
             if admit is not None:
                 admit()
-            return Submission(jobs.insert_job(conn, org_id, agent_id, request["content"], fields, None,
-                                              queue=settings.queue_validate))
-        scope = {"org_id": org_id, "agent_id": agent_id, "key": key}
-        claim = conn.execute(_FIND_CLAIM, scope).first()
-        fingerprint = jobs.fingerprint(body, settings.idempotency_fingerprint_key.get_secret_value())
+            return Submission(job_store.insert_job(conn, org_id, agent_id, request["content"], fields, None,
+                                                   queue=settings.queue_validate))
+        claim = idempotency.find_claim(conn, org_id, agent_id, key)
+        fingerprint = request_fingerprint(body, settings.idempotency_fingerprint_key.get_secret_value())
         if claim is not None:
             replay = _existing_claim(claim, fingerprint)
             if replay is not None:
                 return replay
-        if claim is not None and not jobs.retire_for_takeover(conn, org_id, str(claim.job_id)):
+        if claim is not None and not retire_for_takeover(conn, org_id, str(claim.job_id)):
             # The claim's lease ran out but its job is alive (a worker holds it): still in progress.
             raise IdempotencyInProgress(str(claim.job_id), retry_after=5)
         if admit is not None:
             admit()
-        job_id = jobs.insert_job(conn, org_id, agent_id, request["content"], fields, key,
-                                 queue=settings.queue_validate)
-        lease = {"job_id": job_id, "lease": settings.idempotency_lease_seconds}
+        job_id = job_store.insert_job(conn, org_id, agent_id, request["content"], fields, key,
+                                      queue=settings.queue_validate)
+        lease = settings.idempotency_lease_seconds
         if claim is not None:  # lease expired: its job was lost; take the key over
-            conn.execute(_TAKE_OVER_CLAIM, {**scope, **lease})
-        elif conn.execute(_INSERT_CLAIM, {**scope, **lease, "fingerprint": fingerprint}).first() is None:
+            idempotency.move_claim(conn, org_id, agent_id, key, job_id, lease)
+        elif not idempotency.insert_claim(conn, org_id, agent_id, key, fingerprint, job_id, lease):
             raise _ClaimRace()
         return Submission(job_id)
 
@@ -183,19 +169,11 @@ def _existing_claim(claim: Any, fingerprint: str) -> Submission | None:
     return None
 
 
-_JOB_VIEW = text(
-    "SELECT id, status, stage, attempts, result, error, decisions, timings_ms, created_at, finished_at, "
-    "memory_id, outcome FROM memory_write_jobs WHERE org_id = :org_id AND id = CAST(:job_id AS uuid) "
-    "AND (CAST(:agents AS text[]) IS NULL OR agent_id = ANY(:agents))"
-).bindparams(bindparam("agents", type_=ARRAY(TEXT)))
-
-
 def job_view(engine: Any, org_id: str, job_id: str, agents: Sequence[str] | None = None) -> dict[str, Any] | None:
     """The job in the shape of ``GET /v1/jobs/{job_id}``; None when it is not the org's (or,
     with ``agents``, not one of those agents')."""
-    params = {"org_id": org_id, "job_id": job_id, "agents": list(agents) if agents is not None else None}
     with tenant_tx(engine, org_id) as conn:
-        row = conn.execute(_JOB_VIEW, params).first()
+        row = job_store.view(conn, org_id, job_id, agents)
     if row is None:
         return None
     return {
@@ -219,18 +197,6 @@ def wait_for_job(engine: Any, org_id: str, job_id: str, timeout: float, poll: fl
 
 # ---------------------------------------------------------------- final answers
 
-_FINAL = text(
-    """
-    SELECT j.status, j.outcome, j.result, j.error, j.idempotency_key,
-           k.state AS claim_state, k.response_status, k.response_body
-      FROM memory_write_jobs j
-      LEFT JOIN memory_idempotency_keys k
-             ON k.org_id = j.org_id AND k.agent_id = j.agent_id AND k.key = j.idempotency_key AND k.job_id = j.id
-     WHERE j.org_id = :org_id AND j.id = CAST(:job_id AS uuid)
-    """
-)
-
-
 @dataclass(frozen=True)
 class FinalAnswer:
     """What a producer waiting for a job is told: an HTTP status and body. 201 and 409
@@ -244,7 +210,7 @@ class FinalAnswer:
 def final_answer(engine: Any, org_id: str, job_id: str) -> FinalAnswer | None:
     """None while the job is unfinished (or unknown)."""
     with tenant_tx(engine, org_id) as conn:
-        row = conn.execute(_FINAL, {"org_id": org_id, "job_id": job_id}).first()
+        row = job_store.final_state(conn, org_id, job_id)
     if row is None or row.status not in ("succeeded", "failed"):
         return None
     if row.idempotency_key is not None:
@@ -277,3 +243,24 @@ def _failure_answer(error: dict[str, Any], job_id: str) -> FinalAnswer:
         return FinalAnswer(PERMANENT_CODES[error["code"]], {"error": error, "job_id": job_id})
     message = f"the write failed ({error.get('code', 'UNKNOWN')}); nothing was stored, submit it again"
     return FinalAnswer(503, {"error": {"code": "UNAVAILABLE", "message": message}, "job_id": job_id})
+
+
+def retire_for_takeover(conn: Any, org_id: str, job_id: str) -> bool:
+    """An idempotency claim's lease ran out and a new request with the key wants it. Its old
+    job may only be replaced if nobody is working on it: an unfinished job without a live
+    lease is failed (``TAKEN_OVER``; its later deliveries find it finished and drop it), so at
+    most one of the two can ever persist. False when a worker holds it (still in progress)."""
+    row = job_store.status_for_update(conn, org_id, job_id)
+    if row is None or row.status not in ("queued", "running"):
+        return True
+    error = {"code": "TAKEN_OVER", "message": "a retry with the same idempotency key replaced this job"}
+    # No key handling here: the caller moves the claim to the new job in the same transaction.
+    return jobs.fail(conn, org_id=org_id, agent_id="", job_id=job_id, lease_token=None, idempotency_key=None,
+                error=error, final_status=None, stage=row.stage)
+
+
+def request_fingerprint(body: dict[str, Any], key: str) -> str:
+    """HMAC-SHA256 of the canonical JSON under the deployment's key: key order and whitespace do
+    not matter, and without the key nobody can test a guessed request against the ledger."""
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hmac.new(key.encode("utf-8"), canonical.encode("utf-8"), hashlib.sha256).hexdigest()

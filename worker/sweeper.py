@@ -15,10 +15,10 @@ from typing import Any
 
 import structlog
 
-from worker import jobs
 from worker.db import maint_tx
 from worker.errors import TransientError
 from worker.publish import publish
+from worker.store import jobs
 
 log = structlog.get_logger("ibex.sweeper")
 

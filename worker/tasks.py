@@ -1,8 +1,8 @@
 """Thin stage tasks: one Celery task per stage, each taking a list of job ids.
 
-A task claims its jobs, calls the stage through the runner, publishes the survivors to the
-next stage after the write-back committed, and maps transient trouble to a delayed retry.
-No business logic lives here.
+A task binds its log context and hands the delivery to ``worker.pipeline.runner``, which
+claims, computes, publishes and decides retries; when the runner says the delivery itself is
+to be retried, the task raises Celery's retry for it. No business logic lives here.
 """
 
 from __future__ import annotations
@@ -18,11 +18,9 @@ from worker import runtime
 from worker.celery_app import consumed_queues, create_app
 from worker.config import STAGES, Settings, get_settings
 from worker.db import dispose_engines
-from worker.errors import TransientError
 from worker.logs import configure_logging
-from worker.pipeline.runner import fail_exhausted, run_stage
-from worker.publish import Waker, publish, task_name
-from worker.retry import backoff_seconds
+from worker.pipeline.runner import run_delivery
+from worker.publish import Waker, task_name
 
 log = structlog.get_logger("ibex.tasks")
 
@@ -50,36 +48,11 @@ def _stage_task(stage: str) -> Any:
 
 def _run(task: Any, stage: str, job_ids: list[str]) -> None:
     deps = runtime.current()
-    try:
-        queue = (task.request.delivery_info or {}).get("routing_key")
-        report = run_stage(stage, job_ids, deps, queue=queue)
-    except TransientError as exc:  # could not even claim: retry the whole delivery
-        _retry_or_give_up(task, stage, job_ids, exc, deps)
-        return
-    for next_stage, ids in report.publish.items():
-        publish(task.app, deps.settings, next_stage, ids)
-    own = report.retry.pop(stage, None)
-    for at_stage, ids in report.retry.items():
-        # Written back at a later stage and run there inline: that was their first attempt at
-        # it (attempts = 1 in the row), so their retry is that stage's second delivery.
-        countdown = backoff_seconds(1, base=deps.settings.retry_backoff_base, cap=deps.settings.retry_backoff_cap)
-        publish(task.app, deps.settings, at_stage, ids, countdown=countdown, retries=1)
-    if own:
-        _retry_or_give_up(task, stage, own, report.retry_error, deps)  # raises Retry: last
-
-
-def _retry_or_give_up(task: Any, stage: str, job_ids: list[str], exc: Any, deps: Any) -> None:
-    attempt = task.request.retries + 1
-    if attempt > task.max_retries:
-        try:
-            failed = fail_exhausted(job_ids, deps, exc, stage)
-        except TransientError:
-            failed = []
-        if len(failed) < len(job_ids):  # the rest keep their own attempt budget: the sweeper re-publishes
-            log.warning("stage_retries_exhausted", stage=stage, jobs=len(job_ids), failed=len(failed))
-        return
-    countdown = backoff_seconds(attempt, base=deps.settings.retry_backoff_base, cap=deps.settings.retry_backoff_cap)
-    raise task.retry(args=[job_ids], countdown=countdown, exc=None)
+    request = task.request
+    again = run_delivery(task.app, stage, job_ids, deps, queue=(request.delivery_info or {}).get("routing_key"),
+                         retries=request.retries, max_retries=task.max_retries)
+    if again is not None:
+        raise task.retry(args=[again.job_ids], countdown=again.countdown, exc=None)
 
 
 def _start_metrics_endpoint(settings: Settings) -> None:

@@ -29,6 +29,7 @@ from api.schemas import EscalationList, ResolvedEscalation, ResolveIn
 from worker.apikeys import ApiKey
 from worker.errors import TransientError, ValidationFailed
 from worker.escalations import service
+from worker.limits import LIST_LIMIT_MAX
 from worker.runtime import shared_redactor
 
 DEFAULT_LIMIT = 50
@@ -62,7 +63,7 @@ async def list_escalations(
     key: ApiKey = Depends(authenticate),
     status: Literal["pending", "claimed", "needs_review", "resolved", "dead"] | None = Query(
         None, description="only escalations in this state (default: every state)"),
-    limit: int = Query(DEFAULT_LIMIT, ge=1, le=service.LIST_LIMIT_MAX, description="page size"),
+    limit: int = Query(DEFAULT_LIMIT, ge=1, le=LIST_LIMIT_MAX, description="page size"),
     cursor: str | None = Query(None, max_length=CURSOR_MAX_CHARS,
                                description="the `next_cursor` of the previous page"),
 ) -> Any:

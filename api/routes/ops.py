@@ -8,18 +8,15 @@ from typing import Any
 import structlog
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
-from sqlalchemy import text
 
 from api.deps import api_state, blocking
 from api.errors import request_id_of
 from api.metrics import exposition
 from api.openapi import error_responses
 from api.schemas import Health, Readiness
-from worker.migrate import discover
+from worker.migrate import clean_version, discover
 
 log = structlog.get_logger("ibex.api")
-
-_MIGRATION_VERSION = text("SELECT version, dirty FROM schema_migrations LIMIT 1")
 
 
 def router() -> APIRouter:
@@ -43,7 +40,7 @@ async def readyz(request: Request) -> Any:
     state = api_state(request)
     checks = {"postgres": False, "migrations": False, "redis": False}
     try:
-        version = await blocking(_schema_version, state.engine)
+        version = await blocking(clean_version, state.engine)
         checks["postgres"] = True
         checks["migrations"] = version == max((m.version for m in discover()), default=None)
     except Exception as exc:  # unreachable, or never migrated: not ready, whatever the driver raised
@@ -55,12 +52,6 @@ async def readyz(request: Request) -> Any:
     return JSONResponse({"error": {"code": "UNAVAILABLE", "message": f"not ready: {failing}"},
                          "request_id": request_id_of(request), "status": "unavailable", "checks": checks},
                         status_code=503, headers={"Retry-After": str(state.settings.unavailable_retry_after_seconds)})
-
-
-def _schema_version(engine: Any) -> int | None:
-    with engine.connect() as conn:
-        row = conn.execute(_MIGRATION_VERSION).first()
-    return None if row is None or row.dirty else int(row.version)
 
 
 def _redis_ok(client: Any) -> bool:

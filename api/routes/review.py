@@ -25,6 +25,7 @@ from api.schemas import Accepted, Created, QuarantineList, ReleaseIn
 from worker import review
 from worker.apikeys import ApiKey
 from worker.errors import TransientError, ValidationFailed
+from worker.limits import LIST_LIMIT_MAX
 
 DEFAULT_LIMIT = 50
 _RELEASE_BODY = {"requestBody": {"required": False, "content": {"application/json": {
@@ -62,7 +63,7 @@ def router() -> APIRouter:
 async def list_quarantine(
     request: Request,
     key: ApiKey = Depends(authenticate),
-    limit: int = Query(DEFAULT_LIMIT, ge=1, le=review.LIST_LIMIT_MAX, description="page size"),
+    limit: int = Query(DEFAULT_LIMIT, ge=1, le=LIST_LIMIT_MAX, description="page size"),
     cursor: str | None = Query(None, max_length=CURSOR_MAX_CHARS, description="the `next_cursor` of the previous page"),
 ) -> Any:
     state = api_state(request)

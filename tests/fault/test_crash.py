@@ -77,7 +77,7 @@ def test_a_job_whose_message_was_lost_is_republished_by_the_sweeper(infra, engin
     settings, overrides = _isolated(infra, "lost")
     org, agent = new_scope(), new_scope("agent")
     # Insert the job of record without publishing it: exactly what a broker outage leaves.
-    from worker import jobs
+    from worker.store import jobs
     from worker.db import tenant_tx
 
     with tenant_tx(engine, org) as conn:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 
 from tests.conftest import isolated_queues, make_settings, new_scope, query, start_worker
-from worker import jobs
+from worker.store import jobs
 from worker.celery_app import create_app
 from worker.config import STAGES
 from worker.db import tenant_tx

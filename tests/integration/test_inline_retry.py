@@ -14,13 +14,14 @@ from collections import defaultdict
 from sqlalchemy import text
 
 from tests.conftest import isolated_queues, make_settings, new_scope, query
-from worker import jobs
+from worker.store import jobs
 from worker.adapters.vector_store import PgVectorStore
 from worker.config import STAGES
 from worker.db import tenant_tx
-from worker.pipeline import runner
+from worker.pipeline import carrying
 from worker.pipeline.context import StageDeps, WriteContext
-from worker.pipeline.runner import StageReport, run_stage
+from worker.pipeline.runner import run_stage
+from worker.pipeline.settling import StageReport
 
 
 class FailingEmbedder:
@@ -98,7 +99,7 @@ def test_a_write_back_that_crashes_hands_the_whole_batch_back_for_a_retry(infra,
     ctxs[1].labels = [{"label": object()}]  # cannot be written: the write-back raises TypeError
     report, pending = StageReport(), defaultdict(list)
 
-    runner._hand_on("exact_dedup", ctxs, deps, report, pending)  # next: embed, inline, written first
+    carrying._hand_on("exact_dedup", ctxs, deps, report, pending)  # next: embed, inline, written first
 
     assert not pending and not report.publish
     assert sorted(report.retry["exact_dedup"]) == sorted(ids) and report.retry_error.code == "STAGE_CRASHED"

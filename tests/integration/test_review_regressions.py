@@ -8,12 +8,12 @@ import pytest
 from sqlalchemy import text
 
 from tests.conftest import make_settings, memory, new_scope, query
-from worker import jobs
+from worker.store import jobs
 from worker.celery_app import create_app
 from worker.db import tenant_tx
 from worker.errors import IdempotencyInProgress, TransientError
 from worker.pipeline.context import StageDeps
-from worker.pipeline.runner import fail_exhausted
+from worker.pipeline.settling import fail_exhausted
 from worker.submit import submit
 
 

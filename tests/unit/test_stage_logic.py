@@ -157,7 +157,7 @@ def test_production_needs_a_real_fingerprint_key():
 
 
 def test_a_fingerprint_is_keyed_and_ignores_key_order():
-    from worker.jobs import fingerprint
+    from worker.submit import request_fingerprint as fingerprint
 
     body = {"org_id": "acme", "agent_id": "bot", "content": "Call Jane on +44 7700 900461.", "source": "chat"}
     reordered = dict(reversed(list(body.items())))

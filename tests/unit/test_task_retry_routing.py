@@ -11,7 +11,8 @@ import pytest
 from tests.conftest import make_settings
 from worker import tasks
 from worker.errors import TransientError
-from worker.pipeline.runner import StageReport
+from worker.pipeline import runner, settling
+from worker.pipeline.settling import StageReport
 
 
 class Retry(Exception):
@@ -36,7 +37,7 @@ def wiring(monkeypatch):
     published = []
     deps = SimpleNamespace(settings=make_settings(retry_backoff_base=1.0, retry_backoff_cap=60.0))
     monkeypatch.setattr(tasks.runtime, "current", lambda: deps)
-    monkeypatch.setattr(tasks, "publish", lambda app, settings, stage, ids, countdown=None, retries=0:
+    monkeypatch.setattr(settling, "publish", lambda app, settings, stage, ids, countdown=None, retries=0:
                         published.append((stage, list(ids), countdown, retries)) or True)
     return published
 
@@ -51,7 +52,7 @@ def _report(**retry):
 
 
 def test_retries_go_to_the_stage_the_job_row_is_at(monkeypatch, wiring):
-    monkeypatch.setattr(tasks, "run_stage", lambda *a, **k: _report(validate=["j-own"], embed=["j-later"]))
+    monkeypatch.setattr(runner, "run_stage", lambda *a, **k: _report(validate=["j-own"], embed=["j-later"]))
     task = FakeTask()
     with pytest.raises(Retry):
         tasks._run(task, "validate", ["j-own", "j-later", "j-next"])
@@ -62,7 +63,7 @@ def test_retries_go_to_the_stage_the_job_row_is_at(monkeypatch, wiring):
 
 
 def test_only_later_stage_retries_do_not_retry_the_delivery_itself(monkeypatch, wiring):
-    monkeypatch.setattr(tasks, "run_stage", lambda *a, **k: _report(embed=["j-later"]))
+    monkeypatch.setattr(runner, "run_stage", lambda *a, **k: _report(embed=["j-later"]))
     task = FakeTask()
     tasks._run(task, "validate", ["j-later"])
     assert [stage for stage, *_ in wiring] == ["pii", "embed"] and task.retried == []

@@ -1,11 +1,11 @@
-"""The Redis read cache, written after commit. A failure here degrades reads and is
-logged; it never undoes or blocks the durable record. Quarantined memories are never
-cached (persist hands over active memories only)."""
+"""The read cache: the ``ReadCache`` seam and its Redis implementation, written after
+commit. A failure here degrades reads and is logged; it never undoes or blocks the durable
+record. Quarantined memories are never cached (persist hands over active memories only)."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Protocol
 
 import redis
 import structlog
@@ -15,6 +15,14 @@ log = structlog.get_logger("ibex.cache")
 
 def cache_key(org_id: str, memory_id: str) -> str:
     return f"ibex:memory:{org_id}:{memory_id}"
+
+
+class ReadCache(Protocol):
+    def put(self, entry: dict[str, Any]) -> bool:
+        """Cache an active memory; False when the write failed (logged, never raised)."""
+
+    def evict(self, org_id: str, memory_ids: list[str]) -> bool:
+        """Drop entries whose memory stopped being active; False when that failed."""
 
 
 class RedisCache:

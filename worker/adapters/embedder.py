@@ -10,7 +10,8 @@ import os
 from collections.abc import Sequence
 from typing import Protocol
 
-EMBEDDING_DIM = 384
+from worker.store.vectors import EMBEDDING_DIM
+
 # Texts per forward pass, per torch thread. sentence-transformers sorts a call's texts by
 # length and pads each forward pass to its longest text, and attention grows with the
 # square of the length: a few texts of similar length per pass beat one padded pass over

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from worker.adapters.subjects import subject_key_from_doc
 from worker.pii.casing import View, canonical_view
 from worker.pii.policy import (Decision, Finding, RedactionPolicy, apply_placeholders, build_report,
                                classify_findings)
@@ -84,7 +85,6 @@ class PresidioRedactor:
 
     def _redact(self, view: View, artifacts: Any) -> RedactionOutcome:
         from worker.adapters.recognizers import refine
-        from worker.pipeline.subjects import subject_key_from_doc
 
         results = self._analyzer.analyze(
             text=view.text, language="en", entities=self._entities,

@@ -20,43 +20,12 @@ active content hashes cannot be violated by it.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import text
-
-from worker import corpus
 from worker.escalations.classifiers import MemoryFact, order_pair
-
-_LOCK_CLAIMED = text(
-    "SELECT * FROM memory_conflict_escalations WHERE org_id = :org_id AND id = :id "
-    "AND lease_token = :token AND status = 'claimed' FOR UPDATE"
-)
-_LOCK_ANY = text("SELECT * FROM memory_conflict_escalations WHERE org_id = :org_id AND id = :id FOR UPDATE")
-_LOCK_MEMORIES = text(
-    "SELECT id, content, status, valid_from, valid_until, subject_key, created_at FROM memories "
-    "WHERE org_id = :org_id AND id IN (:a, :b) ORDER BY id FOR UPDATE"
-)
-_SUPERSEDE = text(
-    "UPDATE memories SET status = :status, valid_until = :valid_until, updated_at = now() "
-    "WHERE org_id = :org_id AND id = :id"
-)
-_RELATE = text(
-    "INSERT INTO memory_relationships (org_id, source_memory_id, target_memory_id, relationship_type, evidence, "
-    "decided_by) VALUES (:org_id, :source, :target, :type, CAST(:evidence AS jsonb), :decided_by) "
-    "ON CONFLICT (org_id, source_memory_id, target_memory_id, relationship_type) DO NOTHING RETURNING id"
-)
-_DECIDE = text(
-    "UPDATE memory_conflict_escalations SET status = :status, outcome = :outcome, decided_by = :decided_by, "
-    "decision_reason = :reason, decided_at = now(), lease_token = NULL, lease_expires_at = NULL, "
-    "lease_owner = NULL, updated_at = now() WHERE org_id = :org_id AND id = :id"
-)
-_LOG = text(
-    "INSERT INTO memory_conflict_decisions (org_id, escalation_id, outcome, decided_by, reason, details) "
-    "VALUES (:org_id, :id, :outcome, :decided_by, :reason, CAST(:details AS jsonb)) RETURNING decided_at"
-)
+from worker.store import corpus, escalations, memories, relationships
 
 
 @dataclass(frozen=True)
@@ -77,18 +46,10 @@ class Applied:
     superseded: list[str] = field(default_factory=list)  # memories that stopped being active
 
 
-def lock_claimed(conn: Any, org_id: str, escalation_id: str, token: str) -> Any:
-    """The escalation, locked, if this claim still holds it (fencing); else None."""
-    return conn.execute(_LOCK_CLAIMED, {"org_id": org_id, "id": escalation_id, "token": token}).first()
-
-
-def lock_escalation(conn: Any, org_id: str, escalation_id: str) -> Any:
-    return conn.execute(_LOCK_ANY, {"org_id": org_id, "id": escalation_id}).first()
-
-
 def apply(conn: Any, escalation: Any, decision: Decision) -> Applied:
-    """Apply ``decision`` to the locked ``escalation`` row. The caller owns the transaction
-    and has checked that the escalation may still be decided."""
+    """Apply ``decision`` to the ``escalation`` row, which the caller has locked
+    (``worker.store.escalations.lock`` or ``lock_claimed``) and checked may still be decided.
+    The caller owns the transaction."""
     evidence = {"escalation_id": str(escalation.id), "decided_by": decision.decided_by, "reason": decision.reason,
                 **decision.details}
     relationship, superseded = None, []
@@ -106,15 +67,13 @@ def _supersede(conn: Any, escalation: Any, decision: Decision,
                evidence: dict[str, Any]) -> tuple[dict[str, str], list[str]]:
     org_id = escalation.org_id
     corpus.lock(conn, org_id, escalation.agent_id)
-    rows = conn.execute(_LOCK_MEMORIES, {"org_id": org_id, "a": escalation.memory_id,
-                                         "b": escalation.candidate_id}).all()
+    rows = memories.lock_pair(conn, org_id, escalation.memory_id, escalation.candidate_id)
     facts = [MemoryFact(str(r.id), "", r.valid_from, r.valid_until, r.subject_key, r.created_at) for r in rows]
     older, newer = order_pair(facts[0], facts[1])
     status_before = next(r.status for r in rows if str(r.id) == older.memory_id)
     valid_until, interval = close_interval(older, newer)
     status_after = "superseded" if status_before == "active" else status_before
-    conn.execute(_SUPERSEDE, {"org_id": org_id, "id": older.memory_id, "status": status_after,
-                              "valid_until": valid_until})
+    memories.set_status_and_valid_until(conn, org_id, older.memory_id, status_after, valid_until)
     if status_after != status_before:
         corpus.bump(conn, org_id, escalation.agent_id)
     evidence = {**evidence, "interval": interval, "older_status_before": status_before}
@@ -138,13 +97,12 @@ def close_interval(older: MemoryFact, newer: MemoryFact) -> tuple[datetime | Non
 
 def _relate(conn: Any, org_id: str, source: str, target: str, kind: str, evidence: dict[str, Any],
             decided_by: str) -> dict[str, str]:
-    conn.execute(_RELATE, {"org_id": org_id, "source": source, "target": target, "type": kind,
-                           "evidence": json.dumps(evidence, default=str), "decided_by": decided_by})
+    relationships.insert(conn, org_id, source, target, kind, evidence, decided_by)
     return {"source": source, "target": target, "type": kind}
 
 
 def _record(conn: Any, escalation: Any, decision: Decision, status: str) -> datetime:
-    params = {"org_id": escalation.org_id, "id": escalation.id, "status": status, "outcome": decision.outcome,
-              "decided_by": decision.decided_by, "reason": decision.reason}
-    conn.execute(_DECIDE, params)
-    return conn.execute(_LOG, {**params, "details": json.dumps(decision.details, default=str)}).scalar_one()
+    escalations.record_decision(conn, escalation.org_id, escalation.id, status=status, outcome=decision.outcome,
+                                decided_by=decision.decided_by, reason=decision.reason)
+    return escalations.log_decision(conn, escalation.org_id, escalation.id, outcome=decision.outcome,
+                                    decided_by=decision.decided_by, reason=decision.reason, details=decision.details)

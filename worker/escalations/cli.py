@@ -47,6 +47,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from worker.escalations.poller import Poller, install_signal_handlers
     from worker.logs import configure_logging
     from worker.metrics import get_metrics
+    from worker.runtime import read_cache
 
     settings = get_settings()
     configure_logging(settings.log_format, settings.log_level)
@@ -59,7 +60,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     metrics = get_metrics()
     classifier = build_classifier(settings, metrics)
     try:
-        Poller(engine, settings, classifier, metrics, owner=owner, cache=_cache(settings), stop=stop).run()
+        Poller(engine, settings, classifier, metrics, owner=owner, cache=read_cache(settings), stop=stop).run()
     finally:
         classifier.close()
         engine.dispose()
@@ -97,14 +98,6 @@ def _named(url: str, owner: str) -> str:
     return make_url(url).update_query_dict({"application_name": name}).render_as_string(hide_password=False)
 
 
-def _cache(settings: Any) -> Any:
-    if not settings.cache_enabled:
-        return None
-    from worker.adapters.cache import RedisCache
-
-    return RedisCache(settings.redis_url, settings.cache_ttl_seconds)
-
-
 def _mark_metrics_dead() -> None:
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         from prometheus_client import multiprocess
@@ -121,12 +114,12 @@ def cmd_list(args: argparse.Namespace) -> int:
 def cmd_resolve(args: argparse.Namespace) -> int:
     from worker.escalations.service import resolve
 
-    from worker.runtime import shared_redactor
+    from worker.runtime import read_cache, shared_redactor
 
     user = args.user or getpass.getuser()
     settings = _settings()
     return _print_or_fail(lambda engine: resolve(engine, args.org, args.escalation_id, args.outcome, args.note,
-                                                 f"cli:{user}", cache=_cache(settings),
+                                                 f"cli:{user}", cache=read_cache(settings),
                                                  note_redactor=lambda: shared_redactor(settings)))
 
 

@@ -29,6 +29,7 @@ from worker.escalations import apply as applying
 from worker.escalations import queue
 from worker.escalations.classifiers import ConflictClassifier, ConflictPair, Verdict, order_pair
 from worker.retry import backoff_seconds
+from worker.store import escalations
 
 log = structlog.get_logger("ibex.escalations")
 
@@ -170,7 +171,7 @@ class Poller:
 
     def _apply_fenced(self, claim: queue.Claim, decision: applying.Decision) -> applying.Applied | None:
         with tenant_tx(self.engine, claim.org_id) as conn:
-            row = applying.lock_claimed(conn, claim.org_id, claim.id, claim.lease_token)
+            row = escalations.lock_claimed(conn, claim.org_id, claim.id, claim.lease_token)
             if row is None:  # lease taken over, or a person decided meanwhile: drop our result
                 return None
             return applying.apply(conn, row, decision)

@@ -18,24 +18,26 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
-from sqlalchemy import bindparam, text
-from sqlalchemy.dialects.postgresql import ARRAY, TEXT
 
 from worker.cursor import page, page_start
 from worker.db import tenant_tx
 from worker.errors import FieldIssue, IbexError, TransientError, ValidationFailed
 from worker.escalations import apply as applying
+from worker.limits import LIST_LIMIT_MAX, NOTE_MAX_CHARS
+from worker.store import escalations
+
+if TYPE_CHECKING:
+    from worker.adapters.cache import ReadCache
+    from worker.adapters.redactor import Redactor
 
 log = structlog.get_logger("ibex.escalations")
 
 STATUSES = ("pending", "claimed", "needs_review", "resolved", "dead")
 HUMAN_OUTCOMES = ("supersedes", "contradicts", "compatible")
 HUMAN_PREFIXES = ("api_key:", "cli:")
-NOTE_MAX_CHARS = 2000  # a reviewer's note, stored as the decision reason
-LIST_LIMIT_MAX = 200
 DEFAULT_HUMAN_REASON = "resolved by a person"
 
 
@@ -51,23 +53,6 @@ class EscalationAlreadyResolved(IbexError):
         self.escalation = view
 
 
-_COLUMNS = ("id, org_id, agent_id, memory_id, candidate_id, reason, evidence, status, outcome, decided_by, "
-            "decision_reason, decided_at, attempts, next_attempt_at, last_error, created_by_job, created_at, "
-            "updated_at")
-_LIST = text(
-    f"SELECT {_COLUMNS} FROM memory_conflict_escalations "
-    "WHERE org_id = :org_id AND (CAST(:status AS text) IS NULL OR status = :status) "
-    "AND (CAST(:agent_ids AS text[]) IS NULL OR agent_id = ANY(:agent_ids)) "
-    "AND (CAST(:after_at AS timestamptz) IS NULL OR (created_at, id) > (:after_at, CAST(:after_id AS uuid))) "
-    "ORDER BY created_at, id LIMIT :limit"
-).bindparams(bindparam("agent_ids", type_=ARRAY(TEXT)))
-_GET = text(f"SELECT {_COLUMNS} FROM memory_conflict_escalations WHERE org_id = :org_id AND id = :id")
-_DECISIONS = text(
-    "SELECT outcome, decided_by, reason, details, decided_at FROM memory_conflict_decisions "
-    "WHERE org_id = :org_id AND escalation_id = :id ORDER BY decided_at, id"
-)
-
-
 def list_escalations(engine: Any, org_id: str, status: str | None = None, limit: int = 50,
                      cursor: str | None = None, agent_ids: Sequence[str] | None = None) -> dict[str, Any]:
     """One page, oldest first: ``{"items": [...], "next_cursor": str | None}``.
@@ -77,9 +62,8 @@ def list_escalations(engine: Any, org_id: str, status: str | None = None, limit:
         issues.append(FieldIssue("status", f"must be one of {', '.join(STATUSES)}"))
     after = page_start(limit, LIST_LIMIT_MAX, cursor, issues)
     with tenant_tx(engine, org_id) as conn:
-        rows = conn.execute(_LIST, {"org_id": org_id, "status": status, "limit": limit + 1,
-                                    "agent_ids": None if agent_ids is None else list(agent_ids),
-                                    "after_at": after[0], "after_id": after[1]}).all()
+        rows = escalations.list_page(conn, org_id, status=status, agent_ids=agent_ids, after_at=after[0],
+                                     after_id=after[1], limit=limit + 1)
     return page(rows, limit, view)
 
 
@@ -88,14 +72,14 @@ def get_escalation(engine: Any, org_id: str, escalation_id: str,
     """One escalation with its decision history (every decision, automatic or human)."""
     key = _parse_id(escalation_id)
     with tenant_tx(engine, org_id) as conn:
-        row = _visible(conn.execute(_GET, {"org_id": org_id, "id": key}).first(), agent_ids)
-        decisions = conn.execute(_DECISIONS, {"org_id": org_id, "id": key}).all()
+        row = _visible(escalations.get(conn, org_id, key), agent_ids)
+        decisions = escalations.decisions(conn, org_id, key)
     return {**view(row), "decisions": [_decision_view(d) for d in decisions]}
 
 
 def resolve(engine: Any, org_id: str, escalation_id: str, outcome: str, note: str | None,
-            decided_by: str, cache: Any = None, agent_ids: Sequence[str] | None = None,
-            note_redactor: Callable[[], Any] | None = None) -> dict[str, Any]:
+            decided_by: str, cache: ReadCache | None = None, agent_ids: Sequence[str] | None = None,
+            note_redactor: Callable[[], Redactor] | None = None) -> dict[str, Any]:
     """A person's decision, applied now. ``decided_by`` is ``api_key:<key id>`` or
     ``cli:<user>``. A note is stored as the decision's reason only after the write path's PII
     analysis (``note_redactor`` returns that redactor; it is needed when a note is given): its
@@ -105,7 +89,7 @@ def resolve(engine: Any, org_id: str, escalation_id: str, outcome: str, note: st
     decision = _human_decision(outcome, note, decided_by, note_redactor)
     key = _parse_id(escalation_id)
     with tenant_tx(engine, org_id) as conn:
-        row = _visible(applying.lock_escalation(conn, org_id, key), agent_ids)
+        row = _visible(escalations.lock(conn, org_id, key), agent_ids)
         if row.status == "resolved":
             raise EscalationAlreadyResolved(view(row))
         applied = applying.apply(conn, row, decision)
@@ -122,7 +106,7 @@ def _visible(row: Any, agent_ids: Sequence[str] | None) -> Any:
 
 
 def _human_decision(outcome: str, note: str | None, decided_by: str,
-                    note_redactor: Callable[[], Any] | None) -> applying.Decision:
+                    note_redactor: Callable[[], Redactor] | None) -> applying.Decision:
     issues = []
     if outcome not in HUMAN_OUTCOMES:
         issues.append(FieldIssue("outcome", f"must be one of {', '.join(HUMAN_OUTCOMES)}"))
@@ -136,7 +120,7 @@ def _human_decision(outcome: str, note: str | None, decided_by: str,
     return applying.Decision(outcome, reason, decided_by, {"decided_by_person": True})
 
 
-def _redacted_note(note: str, note_redactor: Callable[[], Any] | None) -> str:
+def _redacted_note(note: str, note_redactor: Callable[[], Redactor] | None) -> str:
     if note_redactor is None:
         raise ValueError("a note is stored only through the PII redactor")
     try:
@@ -148,7 +132,7 @@ def _redacted_note(note: str, note_redactor: Callable[[], Any] | None) -> str:
     return outcome.content
 
 
-def _after_commit(cache: Any, org_id: str, applied: applying.Applied) -> None:
+def _after_commit(cache: ReadCache | None, org_id: str, applied: applying.Applied) -> None:
     from worker.metrics import get_metrics
 
     get_metrics().conflict_decided(applied.outcome)

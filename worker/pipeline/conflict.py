@@ -23,11 +23,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, text
-from sqlalchemy.dialects.postgresql import ARRAY, UUID
-
 from worker.db import tenant_tx
-from worker.pipeline.context import WriteContext
+from worker.pipeline.context import StageDeps, WriteContext
+from worker.store import memories
 
 RULE_SEQUENTIAL = "non_overlapping_same_subject_newer_valid_from"
 
@@ -60,16 +58,11 @@ def plan(new: Fact, candidates: Sequence[Fact]) -> dict[str, list[Any]]:
     return result
 
 
-_LOAD_FACTS = text(
-    "SELECT id, valid_from, valid_until, subject_key FROM memories "
-    "WHERE org_id = :org_id AND id = ANY(:ids) AND status = 'active' AND deleted_at IS NULL"
-).bindparams(bindparam("ids", type_=ARRAY(UUID(as_uuid=False))))
-
-
 def load_facts(conn: Any, org_id: str, ids: Sequence[str]) -> list[Fact]:
+    """The facts of those of ``ids`` still active, in the order of ``ids``."""
     if not ids:
         return []
-    rows = conn.execute(_LOAD_FACTS, {"org_id": org_id, "ids": list(ids)})
+    rows = memories.active_facts(conn, org_id, ids)
     by_id = {str(r.id): Fact(str(r.id), r.valid_from, r.valid_until, r.subject_key) for r in rows}
     return [by_id[i] for i in ids if i in by_id]
 
@@ -79,7 +72,7 @@ def new_fact(ctx: WriteContext) -> Fact:
                 ctx.subject_key)
 
 
-def _skip_reason(ctx: WriteContext, deps: Any) -> str | None:
+def _skip_reason(ctx: WriteContext, deps: StageDeps) -> str | None:
     if ctx.quarantined:
         return "quarantined"
     if not deps.settings.memory_conflict_detection_enabled:
@@ -87,7 +80,7 @@ def _skip_reason(ctx: WriteContext, deps: Any) -> str | None:
     return None if ctx.near_duplicates else "no_candidates"
 
 
-def decide(conn: Any, ctx: WriteContext, deps: Any) -> None:
+def decide(conn: Any, ctx: WriteContext, deps: StageDeps) -> None:
     reason = _skip_reason(ctx, deps)
     if reason is not None:
         ctx.conflict = {}
@@ -103,7 +96,7 @@ def decide(conn: Any, ctx: WriteContext, deps: Any) -> None:
                escalations=ctx.conflict["escalations"], classifier_calls=0)
 
 
-def run(ctx: WriteContext, deps: Any) -> WriteContext:
+def run(ctx: WriteContext, deps: StageDeps) -> WriteContext:
     if _skip_reason(ctx, deps) is not None:  # nothing to read: no transaction (most writes)
         decide(None, ctx, deps)
         return ctx

@@ -8,7 +8,18 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # types only: the context stays a plain data module that loads no adapter
+    from sqlalchemy import Engine
+
+    from worker.adapters.cache import ReadCache
+    from worker.adapters.embedder import Embedder
+    from worker.adapters.redactor import Redactor
+    from worker.adapters.vector_store import VectorStore
+    from worker.config import Settings
+    from worker.metrics import Metrics
+    from worker.publish import Waker
 
 # Context fields kept in the job row's `context` JSON (everything but raw content and vector).
 _JSON_FIELDS = ("content", "content_hash", "quarantine_reasons", "pii_report", "subject_key",
@@ -87,12 +98,12 @@ def _vector(value: Any) -> list[float] | None:
 class StageDeps:
     """What stages may use. Model adapters are None in processes that do not load them."""
 
-    settings: Any
-    engine: Any
-    vector_store: Any
-    redactor: Any = None
-    embedder: Any = None
-    cache: Any = None
-    metrics: Any = None
+    settings: Settings
+    engine: Engine
+    vector_store: VectorStore
+    redactor: Redactor | None = None
+    embedder: Embedder | None = None
+    cache: ReadCache | None = None
+    metrics: Metrics | None = None
     consumed_queues: frozenset[str] = frozenset()  # queues this worker process takes (inline stages)
-    waker: Any = None  # coalesced wake-ups (worker.publish.Waker): kept by deliveries of the entry stage
+    waker: Waker | None = None  # coalesced wake-ups: kept by deliveries of the entry stage

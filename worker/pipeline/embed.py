@@ -9,14 +9,13 @@ never near-duplicate candidates, so a vector would only widen what holds their t
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
-from worker.adapters.embedder import EMBEDDING_DIM
 from worker.errors import TransientError
-from worker.pipeline.context import WriteContext
+from worker.pipeline.context import StageDeps, WriteContext
+from worker.store.vectors import EMBEDDING_DIM
 
 
-def run_batch(ctxs: Sequence[WriteContext], deps: Any) -> list[WriteContext]:
+def run_batch(ctxs: Sequence[WriteContext], deps: StageDeps) -> list[WriteContext]:
     todo = [ctx for ctx in ctxs if not ctx.quarantined]
     for ctx in ctxs:
         if ctx.quarantined:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from worker.pipeline.context import WriteContext
+from worker.pipeline.context import StageDeps, WriteContext
 
 DEFAULT_CATEGORY = "uncategorized"
 DEFAULT_CONFIDENCE = 1.0
@@ -26,7 +26,7 @@ def normalise(request: dict[str, Any]) -> list[dict[str, Any]]:
     return [{"label": category, "confidence": float(DEFAULT_CONFIDENCE if confidence is None else confidence)}]
 
 
-def run(ctx: WriteContext, deps: Any) -> WriteContext:
+def run(ctx: WriteContext, deps: StageDeps) -> WriteContext:
     if ctx.release_of is not None:  # a released memory keeps the labels it was stored with
         ctx.decide("labels", result="kept", count=len(ctx.labels))
         return ctx

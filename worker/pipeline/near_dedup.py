@@ -12,20 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import text
-
 from worker.db import tenant_tx
-from worker.pipeline.context import WriteContext
-
-_READ_VERSION = text("SELECT version FROM memory_agent_corpus WHERE org_id = :org_id AND agent_id = :agent_id")
-
-
-def read_corpus_version(conn: Any, org_id: str, agent_id: str) -> int:
-    row = conn.execute(_READ_VERSION, {"org_id": org_id, "agent_id": agent_id}).first()
-    return int(row.version) if row else 0
+from worker.pipeline.context import StageDeps, WriteContext
+from worker.store import corpus
 
 
-def find(conn: Any, ctx: WriteContext, deps: Any) -> list[dict[str, Any]]:
+def find(conn: Any, ctx: WriteContext, deps: StageDeps) -> list[dict[str, Any]]:
     threshold = deps.settings.memory_near_duplicate_sim_threshold
     found = deps.vector_store.search(conn, ctx.org_id, ctx.agent_id, ctx.embedding,
                                      min_similarity=threshold,
@@ -33,19 +25,19 @@ def find(conn: Any, ctx: WriteContext, deps: Any) -> list[dict[str, Any]]:
     return [{"memory_id": c.memory_id, "similarity": c.similarity} for c in found if c.similarity > threshold]
 
 
-def record(ctx: WriteContext, candidates: list[dict[str, Any]], deps: Any) -> None:
+def record(ctx: WriteContext, candidates: list[dict[str, Any]], deps: StageDeps) -> None:
     ctx.near_duplicates = candidates
     ctx.decide("near_dedup", result="near_duplicate" if candidates else "novel",
                candidates=candidates, threshold=deps.settings.memory_near_duplicate_sim_threshold,
                model=ctx.embedding_model)
 
 
-def run(ctx: WriteContext, deps: Any) -> WriteContext:
+def run(ctx: WriteContext, deps: StageDeps) -> WriteContext:
     if ctx.quarantined or ctx.embedding is None:
         ctx.decide("near_dedup", result="skipped", reason="quarantined")
         return ctx
     with tenant_tx(deps.engine, ctx.org_id) as conn:
-        ctx.corpus_version = read_corpus_version(conn, ctx.org_id, ctx.agent_id)
+        ctx.corpus_version = corpus.version(conn, ctx.org_id, ctx.agent_id)
         candidates = find(conn, ctx, deps)
     record(ctx, candidates, deps)
     return ctx

@@ -19,21 +19,19 @@ the same transaction. A memory no longer quarantined fails the release (``NOT_QU
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from pgvector.sqlalchemy import Vector
-from sqlalchemy import bindparam, text
-
-from worker import corpus, jobs, review
-from worker.adapters.embedder import EMBEDDING_DIM
 from worker.db import tenant_tx
 from worker.errors import LeaseLost, PermanentError
-from worker.pipeline import conflict, near_dedup
-from worker.pipeline.context import WriteContext
-from worker.pipeline.exact_dedup import find_active_duplicate
+from worker.pipeline import conflict, jobs, near_dedup
+from worker.pipeline.context import StageDeps, WriteContext
+from worker.store import corpus, erasure, escalations, memories, quarantine, relationships
+from worker.store import jobs as job_store
+
+
+DECIDED_BY = "pipeline"  # who decided the relationships a write records
 
 
 @dataclass
@@ -45,59 +43,17 @@ class PersistOutcome:
     cache_evict: list[str] = field(default_factory=list)  # memories this write superseded
 
 
-_BUMP_RETRIEVAL = text(
-    "UPDATE memories SET retrieval_count = retrieval_count + 1, last_retrieved_at = now(), updated_at = now() "
-    "WHERE org_id = :org_id AND id = :id RETURNING retrieval_count"
-)
-_INSERT_MEMORY = text(
-    """
-    INSERT INTO memories (org_id, agent_id, content, content_hash, source, status, valid_from, valid_until,
-                          subject_key, embedding, embedding_model, pii_report, metadata, created_by_job)
-    VALUES (:org_id, :agent_id, :content, :content_hash, :source, :status, :valid_from, :valid_until,
-            :subject_key, :embedding, :embedding_model, CAST(:pii_report AS jsonb), CAST(:metadata AS jsonb),
-            :job_id)
-    ON CONFLICT (org_id, agent_id, content_hash) WHERE status = 'active' AND deleted_at IS NULL DO NOTHING
-    RETURNING id
-    """
-).bindparams(bindparam("embedding", type_=Vector(EMBEDDING_DIM)))
-_ACTIVATE = text(
-    "UPDATE memories SET status = :status, content_hash = :content_hash, embedding = :embedding, "
-    "embedding_model = :embedding_model, subject_key = :subject_key, updated_at = now() "
-    "WHERE org_id = :org_id AND id = :id AND status = 'quarantined' AND deleted_at IS NULL RETURNING id"
-).bindparams(bindparam("embedding", type_=Vector(EMBEDDING_DIM)))
-_QUARANTINED = text(
-    "SELECT id FROM memories WHERE org_id = :org_id AND id = :id AND status = 'quarantined' "
-    "AND deleted_at IS NULL FOR UPDATE"
-)
-_INSERT_LABEL = text(
-    "INSERT INTO memory_labels (org_id, memory_id, label, confidence) VALUES (:org_id, :memory_id, :label, :confidence)"
-)
-_INSERT_RELATIONSHIP = text(
-    "INSERT INTO memory_relationships (org_id, source_memory_id, target_memory_id, relationship_type, evidence, decided_by) "
-    "VALUES (:org_id, :source, :target, :type, CAST(:evidence AS jsonb), :decided_by) "
-    "ON CONFLICT (org_id, source_memory_id, target_memory_id, relationship_type) DO NOTHING"
-)
-_MARK_SUPERSEDED = text(
-    "UPDATE memories SET status = 'superseded', updated_at = now() "
-    "WHERE org_id = :org_id AND id = :id AND status = 'active'"
-)
-_INSERT_ESCALATION = text(
-    "INSERT INTO memory_conflict_escalations (org_id, agent_id, memory_id, candidate_id, reason, evidence, created_by_job) "
-    "VALUES (:org_id, :agent_id, :memory_id, :candidate_id, :reason, CAST(:evidence AS jsonb), :job_id) "
-    "ON CONFLICT (org_id, memory_id, candidate_id) DO NOTHING RETURNING id"
-)
-
-
-def run(ctx: WriteContext, deps: Any) -> PersistOutcome:
+def run(ctx: WriteContext, deps: StageDeps) -> PersistOutcome:
     ctx.timings_ms.pop("persist", None)
     started = time.perf_counter()
     with tenant_tx(deps.engine, ctx.org_id) as conn:
         version = corpus.lock(conn, ctx.org_id, ctx.agent_id)
-        if not jobs.holds_lease(conn, ctx):
+        if not job_store.holds_lease(conn, ctx.org_id, ctx.job_id, ctx.lease_token):
             raise LeaseLost("job lease lost before persist")
-        if ctx.release_of and conn.execute(_QUARANTINED, {"org_id": ctx.org_id, "id": ctx.release_of}).first() is None:
+        if ctx.release_of and not memories.lock_quarantined(conn, ctx.org_id, ctx.release_of):
             raise PermanentError("the memory is no longer quarantined", code="NOT_QUARANTINED")
-        existing = None if ctx.quarantined else find_active_duplicate(conn, ctx.org_id, ctx.agent_id, ctx.content_hash)
+        existing = None if ctx.quarantined else memories.find_active_by_hash(conn, ctx.org_id, ctx.agent_id,
+                                                                              ctx.content_hash)
         if existing:
             return _bump_duplicate(conn, ctx, existing, started)
         if not ctx.quarantined and ctx.embedding is None:
@@ -114,9 +70,9 @@ def _stamp(ctx: WriteContext, started: float) -> None:
 
 def _bump_duplicate(conn: Any, ctx: WriteContext, existing: str, started: float) -> PersistOutcome:
     if ctx.release_of:  # the released text already lives in an active memory: retire this one
-        review.erase(conn, ctx.org_id, ctx.release_of, ctx.reviewer or "system:release")
+        erasure.erase(conn, ctx.org_id, ctx.release_of, ctx.reviewer or "system:release")
         _audit_release(conn, ctx, "exact_duplicate", existing)
-    count = conn.execute(_BUMP_RETRIEVAL, {"org_id": ctx.org_id, "id": existing}).scalar_one()
+    count = memories.bump_retrieval(conn, ctx.org_id, existing)
     ctx.exact_duplicate_of = existing
     ctx.decide("persist", result="exact_duplicate", memory_id=existing, retrieval_count=count)
     body = {"error": {"code": "DUPLICATE_CONTENT",
@@ -133,7 +89,7 @@ def _reroute_to_embed(conn: Any, ctx: WriteContext) -> PersistOutcome:
     return PersistOutcome(None, reroute_to="embed")
 
 
-def _recompute(conn: Any, ctx: WriteContext, deps: Any, version: int) -> None:
+def _recompute(conn: Any, ctx: WriteContext, deps: StageDeps, version: int) -> None:
     """The corpus changed since near_dedup read it: decide again, now under the lock."""
     near_dedup.record(ctx, near_dedup.find(conn, ctx, deps), deps)
     conflict.decide(conn, ctx, deps)
@@ -141,19 +97,19 @@ def _recompute(conn: Any, ctx: WriteContext, deps: Any, version: int) -> None:
     ctx.corpus_version = version
 
 
-def _create(conn: Any, ctx: WriteContext, deps: Any, started: float) -> PersistOutcome:
+def _create(conn: Any, ctx: WriteContext, deps: StageDeps, started: float) -> PersistOutcome:
     plan = ctx.conflict or {}
     status = _status(ctx, plan)
     memory_id = _activate(conn, ctx, status) if ctx.release_of else _insert_memory(conn, ctx, status)
     if memory_id is None:  # unreachable under the corpus lock; mapped, not assumed
-        return _bump_duplicate(conn, ctx, find_active_duplicate(conn, ctx.org_id, ctx.agent_id, ctx.content_hash),
-                               started)
+        existing = memories.find_active_by_hash(conn, ctx.org_id, ctx.agent_id, ctx.content_hash)
+        return _bump_duplicate(conn, ctx, existing, started)
     outcome = "released" if ctx.release_of else "created"
     if ctx.release_of:
         _audit_release(conn, ctx, outcome, memory_id)
     else:
         for label in ctx.labels:
-            conn.execute(_INSERT_LABEL, {"org_id": ctx.org_id, "memory_id": memory_id, **label})
+            memories.insert_label(conn, ctx.org_id, memory_id, label["label"], label["confidence"])
     _link_near_duplicates(conn, ctx, memory_id, deps)
     _apply_supersessions(conn, ctx, memory_id, plan)
     escalation_ids = _escalate(conn, ctx, memory_id, plan)
@@ -181,52 +137,40 @@ def _status(ctx: WriteContext, plan: dict[str, Any]) -> str:
 
 def _insert_memory(conn: Any, ctx: WriteContext, status: str) -> str | None:
     req = ctx.request
-    row = conn.execute(_INSERT_MEMORY, {
-        "org_id": ctx.org_id, "agent_id": ctx.agent_id, "content": ctx.content, "content_hash": ctx.content_hash,
-        "source": req["source"], "status": status, "valid_from": req.get("valid_from"),
-        "valid_until": req.get("valid_until"), "subject_key": ctx.subject_key,
-        "embedding": ctx.embedding, "embedding_model": ctx.embedding_model,
-        "pii_report": json.dumps(ctx.pii_report), "metadata": json.dumps(req.get("metadata") or {}),
-        "job_id": ctx.job_id,
-    }).first()
-    return str(row.id) if row else None
+    return memories.insert(
+        conn, org_id=ctx.org_id, agent_id=ctx.agent_id, content=ctx.content, content_hash=ctx.content_hash,
+        source=req["source"], status=status, valid_from=req.get("valid_from"), valid_until=req.get("valid_until"),
+        subject_key=ctx.subject_key, embedding=ctx.embedding, embedding_model=ctx.embedding_model,
+        pii_report=ctx.pii_report, metadata=req.get("metadata") or {}, job_id=ctx.job_id)
 
 
 def _activate(conn: Any, ctx: WriteContext, status: str) -> str | None:
-    row = conn.execute(_ACTIVATE, {
-        "org_id": ctx.org_id, "id": ctx.release_of, "status": status, "content_hash": ctx.content_hash,
-        "embedding": ctx.embedding, "embedding_model": ctx.embedding_model, "subject_key": ctx.subject_key,
-    }).first()
-    return str(row.id) if row else None
+    return memories.release_quarantined(
+        conn, ctx.org_id, ctx.release_of, status=status, content_hash=ctx.content_hash, embedding=ctx.embedding,
+        embedding_model=ctx.embedding_model, subject_key=ctx.subject_key)
 
 
 def _audit_release(conn: Any, ctx: WriteContext, outcome: str, result_memory_id: str) -> None:
-    conn.execute(review.AUDIT, {
-        "org_id": ctx.org_id, "agent_id": ctx.agent_id, "memory_id": ctx.release_of, "action": "release",
-        "outcome": outcome, "result_memory_id": result_memory_id, "decided_by": ctx.reviewer or "system:release",
-        "note": ctx.request.get("note"), "job_id": ctx.job_id})
+    quarantine.record_decision(conn, ctx.org_id, ctx.agent_id, ctx.release_of, "release", outcome,
+                               ctx.reviewer or "system:release", result_memory_id=result_memory_id,
+                               note=ctx.request.get("note"), job_id=ctx.job_id)
 
 
-def _relate(conn: Any, org_id: str, source: str, target: str, kind: str, evidence: dict[str, Any]) -> None:
-    conn.execute(_INSERT_RELATIONSHIP, {"org_id": org_id, "source": source, "target": target, "type": kind,
-                                        "evidence": json.dumps(evidence), "decided_by": "pipeline"})
-
-
-def _link_near_duplicates(conn: Any, ctx: WriteContext, memory_id: str, deps: Any) -> None:
+def _link_near_duplicates(conn: Any, ctx: WriteContext, memory_id: str, deps: StageDeps) -> None:
     threshold = deps.settings.memory_near_duplicate_sim_threshold
     for cand in ctx.near_duplicates:
-        _relate(conn, ctx.org_id, memory_id, cand["memory_id"], "near_duplicate_of",
-                {"similarity": cand["similarity"], "threshold": threshold, "model": ctx.embedding_model,
-                 "job_id": ctx.job_id})
+        relationships.insert(conn, ctx.org_id, memory_id, cand["memory_id"], "near_duplicate_of",
+                             {"similarity": cand["similarity"], "threshold": threshold, "model": ctx.embedding_model,
+                              "job_id": ctx.job_id}, DECIDED_BY)
 
 
 def _apply_supersessions(conn: Any, ctx: WriteContext, memory_id: str, plan: dict[str, Any]) -> None:
     evidence = {"rule": conflict.RULE_SEQUENTIAL, "classifier_calls": 0, "job_id": ctx.job_id}
     for older in plan.get("supersedes", []):
-        conn.execute(_MARK_SUPERSEDED, {"org_id": ctx.org_id, "id": older})
-        _relate(conn, ctx.org_id, memory_id, older, "supersedes", evidence)
+        memories.mark_superseded(conn, ctx.org_id, older)
+        relationships.insert(conn, ctx.org_id, memory_id, older, "supersedes", evidence, DECIDED_BY)
     for newer in plan.get("superseded_by", []):
-        _relate(conn, ctx.org_id, newer, memory_id, "supersedes", evidence)
+        relationships.insert(conn, ctx.org_id, newer, memory_id, "supersedes", evidence, DECIDED_BY)
 
 
 def _escalate(conn: Any, ctx: WriteContext, memory_id: str, plan: dict[str, Any]) -> list[str]:
@@ -234,10 +178,9 @@ def _escalate(conn: Any, ctx: WriteContext, memory_id: str, plan: dict[str, Any]
     ids = []
     for item in plan.get("escalations", []):
         evidence = {"similarity": similarity.get(item["candidate_id"]), "reason": item["reason"], "job_id": ctx.job_id}
-        row = conn.execute(_INSERT_ESCALATION, {
-            "org_id": ctx.org_id, "agent_id": ctx.agent_id, "memory_id": memory_id,
-            "candidate_id": item["candidate_id"], "reason": item["reason"],
-            "evidence": json.dumps(evidence), "job_id": ctx.job_id}).first()
-        if row:
-            ids.append(str(row.id))
+        escalation_id = escalations.insert(
+            conn, org_id=ctx.org_id, agent_id=ctx.agent_id, memory_id=memory_id, candidate_id=item["candidate_id"],
+            reason=item["reason"], evidence=evidence, job_id=ctx.job_id)
+        if escalation_id:
+            ids.append(escalation_id)
     return ids

@@ -24,12 +24,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from worker.errors import FieldIssue, TransientError, ValidationFailed
 from worker.pii.policy import merge
-from worker.pipeline.context import WriteContext
+from worker.pipeline.context import StageDeps, WriteContext
 from worker.pipeline.validate import metadata_strings
+
+if TYPE_CHECKING:
+    from worker.adapters.redactor import RedactionOutcome
 
 # Fields that identify or classify a memory: personal data there is refused, not redacted.
 REFUSED_FIELDS = ("source", "category")
@@ -57,7 +60,7 @@ class _Text:
     refuse: bool
 
 
-def run_batch(ctxs: Sequence[WriteContext], deps: Any) -> list[WriteContext]:
+def run_batch(ctxs: Sequence[WriteContext], deps: StageDeps) -> list[WriteContext]:
     texts = [item for index, ctx in enumerate(ctxs) for item in _texts(index, ctx)]
     unique = list(dict.fromkeys(item.text for item in texts))  # "chat", "preference": analysed once
     try:
@@ -67,7 +70,7 @@ def run_batch(ctxs: Sequence[WriteContext], deps: Any) -> list[WriteContext]:
     if len(outcomes) != len(unique):
         raise TransientError("PII analysis returned a wrong number of results", code="PII_ANALYSIS_FAILED")
     by_text = dict(zip(unique, outcomes))
-    per_job: list[list[tuple[_Text, Any]]] = [[] for _ in ctxs]
+    per_job: list[list[tuple[_Text, RedactionOutcome]]] = [[] for _ in ctxs]
     for item in texts:
         per_job[item.job].append((item, by_text[item.text]))
     for ctx, analysed in zip(ctxs, per_job):
@@ -98,7 +101,8 @@ def _metadata_texts(index: int, metadata: Any) -> Iterator[_Text]:
         yield _Text(index, "metadata", text, () if is_key else ("metadata", *path), is_key)
 
 
-def _apply(ctx: WriteContext, analysed: list[tuple[_Text, Any]], deps: Any, batch_size: int) -> None:
+def _apply(ctx: WriteContext, analysed: list[tuple[_Text, RedactionOutcome]], deps: StageDeps,
+           batch_size: int) -> None:
     refused = [FieldIssue(item.field, f"holds personal data ({', '.join(_types(outcome))})")
                for item, outcome in analysed if item.refuse and outcome.findings]
     if refused:
@@ -129,7 +133,7 @@ def _apply(ctx: WriteContext, analysed: list[tuple[_Text, Any]], deps: Any, batc
         deps.metrics.pii_findings(counts)
 
 
-def _take_content(ctx: WriteContext, outcome: Any) -> None:
+def _take_content(ctx: WriteContext, outcome: RedactionOutcome) -> None:
     ctx.content = outcome.content
     ctx.pii_report = dict(outcome.report)
     ctx.subject_key = outcome.subject_key
@@ -143,14 +147,14 @@ def _status(ctx: WriteContext) -> str:
     return "redacted" if redacted else "clean"
 
 
-def _count(fields: dict[str, Any], field: str, outcome: Any) -> None:
+def _count(fields: dict[str, Any], field: str, outcome: RedactionOutcome) -> None:
     """Values by type, as the stored text shows them (one per placeholder)."""
     entry = fields.setdefault(field, {})
     for _, _, etype, _ in merge(outcome.redacted, outcome.masked):
         entry[etype] = entry.get(etype, 0) + 1
 
 
-def _types(outcome: Any) -> list[str]:
+def _types(outcome: RedactionOutcome) -> list[str]:
     return sorted({finding.entity_type for finding in outcome.findings})
 
 

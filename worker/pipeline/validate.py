@@ -16,10 +16,11 @@ from datetime import datetime
 from collections.abc import Iterator
 from typing import Any
 
+from worker.config import Settings
 from worker.errors import FieldIssue, ValidationFailed
-from worker.pipeline.context import WriteContext
+from worker.limits import MAX_LABELS
+from worker.pipeline.context import StageDeps, WriteContext
 
-MAX_LABELS = 5
 _SCOPE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]*$")
 # RFC 3339 date-time: full date, "T", full time with seconds, and a mandatory offset.
 _RFC3339_RE = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$")
@@ -28,7 +29,7 @@ _KNOWN_FIELDS = {"org_id", "agent_id", "content", "source", "valid_from", "valid
                  "category", "confidence", "labels", "metadata"}
 
 
-def validate_request(body: Any, settings: Any) -> dict[str, Any]:
+def validate_request(body: Any, settings: Settings) -> dict[str, Any]:
     """Return the normalised request or raise ``ValidationFailed`` listing every bad field."""
     if not isinstance(body, dict):
         raise ValidationFailed([FieldIssue("body", "must be a JSON object")])
@@ -51,7 +52,7 @@ def validate_request(body: Any, settings: Any) -> dict[str, Any]:
             "metadata": body.get("metadata") or {}}
 
 
-def run(ctx: WriteContext, deps: Any) -> WriteContext:
+def run(ctx: WriteContext, deps: StageDeps) -> WriteContext:
     body = {**ctx.request, "org_id": ctx.org_id, "agent_id": ctx.agent_id, "content": ctx.raw_content}
     normalised = validate_request(body, deps.settings)
     ctx.request = {k: v for k, v in normalised.items() if k not in ("org_id", "agent_id", "content")}
@@ -116,7 +117,7 @@ def _is_confidence(value: Any) -> bool:
             and math.isfinite(value) and 0.0 <= value <= 1.0)
 
 
-def _check_category(body: dict[str, Any], settings: Any, issues: list[FieldIssue]) -> None:
+def _check_category(body: dict[str, Any], settings: Settings, issues: list[FieldIssue]) -> None:
     category, confidence = body.get("category"), body.get("confidence")
     if category is not None and (not isinstance(category, str) or not category.strip()
                                  or len(category) > settings.label_max_chars):
@@ -125,7 +126,7 @@ def _check_category(body: dict[str, Any], settings: Any, issues: list[FieldIssue
         issues.append(FieldIssue("confidence", "a number between 0 and 1"))
 
 
-def _check_labels(labels: Any, present: bool, settings: Any, issues: list[FieldIssue]) -> None:
+def _check_labels(labels: Any, present: bool, settings: Settings, issues: list[FieldIssue]) -> None:
     if not present or labels is None:
         return
     if not isinstance(labels, list):
@@ -150,7 +151,7 @@ def _check_labels(labels: Any, present: bool, settings: Any, issues: list[FieldI
             issues.append(FieldIssue(f"{where}.confidence", "a number between 0 and 1"))
 
 
-def _check_metadata(metadata: Any, settings: Any, issues: list[FieldIssue]) -> None:
+def _check_metadata(metadata: Any, settings: Settings, issues: list[FieldIssue]) -> None:
     if metadata is None:
         return
     if not isinstance(metadata, dict):

@@ -12,6 +12,7 @@ _LOCK = text(
     "INSERT INTO memory_agent_corpus (org_id, agent_id) VALUES (:org_id, :agent_id) "
     "ON CONFLICT (org_id, agent_id) DO UPDATE SET version = memory_agent_corpus.version RETURNING version"
 )
+_VERSION = text("SELECT version FROM memory_agent_corpus WHERE org_id = :org_id AND agent_id = :agent_id")
 _BUMP = text(
     "UPDATE memory_agent_corpus SET version = version + 1, updated_at = now() "
     "WHERE org_id = :org_id AND agent_id = :agent_id"
@@ -21,6 +22,12 @@ _BUMP = text(
 def lock(conn: Any, org_id: str, agent_id: str) -> int:
     """Lock the agent's corpus row (created if missing) until the transaction ends; its version."""
     return int(conn.execute(_LOCK, {"org_id": org_id, "agent_id": agent_id}).scalar_one())
+
+
+def version(conn: Any, org_id: str, agent_id: str) -> int:
+    """The agent's corpus version, read without locking (0 before its first change)."""
+    row = conn.execute(_VERSION, {"org_id": org_id, "agent_id": agent_id}).first()
+    return int(row.version) if row else 0
 
 
 def bump(conn: Any, org_id: str, agent_id: str) -> None:

@@ -1,4 +1,5 @@
-"""Subject keys for conflict detection, read from a spaCy parse (no extra model call).
+"""Subject keys for conflict detection, read from the redactor's spaCy parse (no extra
+model call).
 
 A key is ``"<subject words>|<predicate lemma>"``: the lemmas of the sentence's grammatical
 subject (compounds and modifiers kept, determiners, numbers and stop words dropped) and

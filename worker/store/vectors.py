@@ -1,0 +1,49 @@
+"""Vector search over an agent's active memories (pgvector), read only through
+``worker.adapters.vector_store.PgVectorStore``. Two steps:
+
+1. coarse: an index-only scan of ``memories_agent_active_sketch`` (key ``(org_id,
+   agent_id)``, carrying each row's id and 384-bit sign sketch) ranks the agent's rows by
+   Hamming distance and keeps the best ``coarse`` ids - no heap access, so the cost barely
+   grows with the agent's corpus;
+2. exact: those rows are re-ranked by true cosine distance and the top ``limit`` returned.
+
+Near-duplicates (cosine > 0.9) differ in few sign bits, so they rank far inside the coarse
+cut; with ``coarse`` >= the agent's corpus the search is exact. The global HNSW index is
+never used here: its filtered search silently misses near-duplicates. No similarity
+threshold is applied here (an iterative scan with a threshold runs to its limit when
+nothing matches); the caller filters the top ``limit``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pgvector.sqlalchemy import Vector
+from sqlalchemy import bindparam, text
+
+EMBEDDING_DIM = 384  # the schema's vector columns: every embedding model must produce this many
+
+_NEAREST = text(
+    """
+    WITH coarse AS MATERIALIZED (
+        SELECT id FROM memories
+         WHERE org_id = :org_id AND agent_id = :agent_id AND status = 'active' AND deleted_at IS NULL
+         ORDER BY embedding_bits <~> binary_quantize(CAST(:vector AS vector(384)))::bit(384)
+         LIMIT :coarse
+    )
+    SELECT m.id, 1 - (m.embedding <=> :vector) AS similarity
+      FROM memories m JOIN coarse c ON c.id = m.id
+     WHERE m.org_id = :org_id AND m.embedding IS NOT NULL
+     ORDER BY m.embedding <=> :vector, m.id
+     LIMIT :limit
+    """
+).bindparams(bindparam("vector", type_=Vector(EMBEDDING_DIM)))
+
+
+def nearest(conn: Any, org_id: str, agent_id: str, vector: Sequence[float], *, coarse: int,
+            limit: int) -> list[Any]:
+    """``(id, similarity)`` of up to ``limit`` of the agent's active memories nearest
+    ``vector`` (cosine similarity) among the ``coarse`` best by sketch, best first."""
+    return conn.execute(_NEAREST, {"org_id": org_id, "agent_id": agent_id, "vector": list(vector),
+                                   "coarse": coarse, "limit": limit}).all()

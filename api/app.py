@@ -14,19 +14,19 @@ from typing import Any
 import redis
 from fastapi import FastAPI
 
-from api import errors
-from api.deps import ApiState
-from api.metrics import get_api_metrics
-from api.middleware import RequestContext
-from api.routes import escalations, memories, ops, reads, review
-from api.schemas import request_components
-from worker.backlog import Backlog
-from worker.celery_app import create_app as create_celery_app
-from worker.config import Settings, get_settings
-from worker.db import make_engine
-from worker.logs import configure_logging
-from worker.publish import Waker
-from worker.runtime import read_cache
+from ibex_api import errors
+from ibex_api.deps import ApiState
+from ibex_api.metrics import get_api_metrics
+from ibex_api.middleware import RequestContext
+from ibex_api.routes import escalations, memories, ops, reads, review
+from ibex_api.schemas import request_components
+from ibex_worker.backlog import Backlog
+from ibex_worker.celery_app import create_app as create_celery_app
+from ibex_worker.config import Settings, get_settings
+from ibex_worker.db import make_engine
+from ibex_worker.logs import configure_logging
+from ibex_worker.publish import Waker
+from ibex_worker.runtime import read_cache
 
 API_VERSION = "1.0.0"
 _DESCRIPTION = (
@@ -59,7 +59,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
 
 def factory() -> FastAPI:
-    """The entry point of an API process (``ibex api``, ``uvicorn --factory api.app:factory``):
+    """The entry point of an API process (``ibex api``, ``uvicorn --factory ibex_api.app:factory``):
     settings from the environment, logging configured, then the app."""
     settings = get_settings()
     configure_logging(settings.log_format, settings.log_level)

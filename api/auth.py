@@ -14,11 +14,11 @@ from typing import Any
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from api.deps import api_state, blocking
-from api.errors import ApiError, unavailable
-from worker import apikeys
-from worker.apikeys import ApiKey
-from worker.errors import TransientError
+from ibex_api.deps import api_state, blocking
+from ibex_api.errors import ApiError, unavailable
+from ibex_worker import apikeys
+from ibex_worker.apikeys import ApiKey
+from ibex_worker.errors import TransientError
 
 bearer = HTTPBearer(auto_error=False, description="An API key created with `ibex keys create`.")
 

@@ -10,9 +10,9 @@ from typing import Any
 from fastapi import Request
 from starlette.concurrency import run_in_threadpool
 
-from api.metrics import ApiMetrics
-from worker.backlog import Backlog
-from worker.config import Settings
+from ibex_api.metrics import ApiMetrics
+from ibex_worker.backlog import Backlog
+from ibex_worker.config import Settings
 
 
 @dataclass
@@ -24,7 +24,7 @@ class ApiState:
     metrics: ApiMetrics
     redis: Any  # for /readyz
     cache: Any = None  # the read cache: a person's supersedes decision evicts the older memory
-    waker: Any = None  # coalesced wake-ups for new jobs (worker.publish.Waker)
+    waker: Any = None  # coalesced wake-ups for new jobs (ibex_worker.publish.Waker)
 
 
 def api_state(request: Request) -> ApiState:

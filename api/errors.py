@@ -15,8 +15,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from worker.backlog import BacklogFull
-from worker.errors import IbexError, IdempotencyConflict, IdempotencyInProgress, TransientError, ValidationFailed
+from ibex_worker.backlog import BacklogFull
+from ibex_worker.errors import IbexError, IdempotencyConflict, IdempotencyInProgress, TransientError, ValidationFailed
 
 _STATUS_CODES = {400: "BAD_REQUEST", 401: "UNAUTHENTICATED", 403: "FORBIDDEN", 404: "NOT_FOUND",
                  405: "METHOD_NOT_ALLOWED", 406: "NOT_ACCEPTABLE", 413: "PAYLOAD_TOO_LARGE",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from api.schemas import ErrorEnvelope
+from ibex_api.schemas import ErrorEnvelope
 
 _ERRORS: dict[int, str] = {
     401: "UNAUTHENTICATED: no API key, or an unknown or revoked one",
@@ -60,7 +60,7 @@ def success_headers(*, location: bool = False, replay: bool = False) -> dict[str
 
 def json_body(component: str, *, example: dict[str, Any] | None = None) -> dict[str, Any]:
     """A required JSON request body whose schema is ``components/schemas/<component>`` (added
-    by the app, with the bounds of its settings: see ``api.schemas.request_components``)."""
+    by the app, with the bounds of its settings: see ``ibex_api.schemas.request_components``)."""
     content: dict[str, Any] = {"schema": {"$ref": f"#/components/schemas/{component}"}}
     if example is not None:
         content["example"] = example

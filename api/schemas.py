@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from worker.limits import MAX_LABELS, NOTE_MAX_CHARS
+from ibex_worker.limits import MAX_LABELS, NOTE_MAX_CHARS
 
 BATCH_MAX_ITEMS = 100
 # The shapes validate_request accepts, as JSON Schema (ECMA-262) patterns.

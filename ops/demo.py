@@ -139,8 +139,8 @@ class Row:
 
 
 def make_keys(database_url: str, orgs: list[str]) -> dict[str, str]:
-    from worker import apikeys
-    from worker.db import make_engine
+    from ibex_worker import apikeys
+    from ibex_worker.db import make_engine
 
     engine = make_engine(database_url, pool_size=1)
     try:
@@ -235,7 +235,7 @@ def render(rows: list[Row]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from worker.config import get_settings
+    from ibex_worker.config import get_settings
 
     settings = get_settings()
     parser = argparse.ArgumentParser(description="submit a realistic set of memories and print what happened")

@@ -16,13 +16,13 @@ import httpx
 import pytest
 
 from tests.conftest import Infra, Proc
-from worker.devstack.ports import free_port
+from ibex_worker.devstack.ports import free_port
 
 UUID_RE = r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
 
 
 class ApiServer:
-    """``python -m worker.cli api`` with its own log file, ready when /healthz answers."""
+    """``python -m ibex_worker.cli api`` with its own log file, ready when /healthz answers."""
 
     def __init__(self, infra: Infra, name: str, **overrides: Any) -> None:
         self.infra = infra
@@ -66,8 +66,8 @@ def api(infra: Infra) -> Iterator[ApiServer]:
 
 @pytest.fixture(scope="session")
 def make_key(engine: Any) -> Callable[..., str]:
-    """Create an API key through ``worker.apikeys`` (what ``ibex keys create`` calls)."""
-    from worker import apikeys
+    """Create an API key through ``ibex_worker.apikeys`` (what ``ibex keys create`` calls)."""
+    from ibex_worker import apikeys
 
     def create(org: str, agents: list[str] | None = None) -> str:
         key, _ = apikeys.create(engine, org, agents)

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from worker.devstack import process
+from ibex_worker.devstack import process
 
 # Tests never inherit a developer's IBEX_* settings.
 for _name in [n for n in os.environ if n.startswith("IBEX_") or n == "PROMETHEUS_MULTIPROC_DIR"]:
@@ -39,15 +39,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 class Infra:
     def __init__(self, root: Path) -> None:
-        from worker.devstack.postgres import EmbeddedPostgres
-        from worker.devstack.redis import EmbeddedRedis
+        from ibex_worker.devstack.postgres import EmbeddedPostgres
+        from ibex_worker.devstack.redis import EmbeddedRedis
 
         self.root = root
         self.pg = EmbeddedPostgres(root / "pgdata", fsync=False)
         self.redis = EmbeddedRedis(root / "redis", appendonly=True)
 
     def start(self) -> None:
-        from worker import migrate
+        from ibex_worker import migrate
 
         self.pg.start()
         self.redis.start()
@@ -76,7 +76,7 @@ def infra(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Infra]:
 
 
 def make_settings(infra: Infra | None = None, **overrides: Any) -> Any:
-    from worker.config import Settings
+    from ibex_worker.config import Settings
 
     base: dict[str, Any] = {"environment": "test"}
     if infra is not None:
@@ -91,7 +91,7 @@ def settings(infra: Infra) -> Any:
 
 @pytest.fixture(scope="session")
 def engine(infra: Infra) -> Iterator[Any]:
-    from worker.db import make_engine
+    from ibex_worker.db import make_engine
 
     eng = make_engine(infra.pg.url)
     yield eng
@@ -100,7 +100,7 @@ def engine(infra: Infra) -> Iterator[Any]:
 
 @pytest.fixture(scope="session")
 def producer(settings: Any) -> Any:
-    from worker.celery_app import create_app
+    from ibex_worker.celery_app import create_app
 
     return create_app(settings)
 
@@ -162,7 +162,7 @@ def memory(org: str, agent: str, content: str, **fields: Any) -> dict[str, Any]:
 
 def submit_and_wait(engine: Any, producer: Any, settings: Any, body: dict[str, Any], *,
                     key: str | None = None, timeout: float = 90.0) -> dict[str, Any]:
-    from worker.submit import submit, wait_for_job
+    from ibex_worker.submit import submit, wait_for_job
 
     submission = submit(engine, producer, settings, body, key)
     view = wait_for_job(engine, body["org_id"], submission.job_id, timeout=timeout)
@@ -214,7 +214,7 @@ def read_counter(metrics_dir: Path, name: str) -> float:
 
 def isolated_queues(prefix: str) -> dict[str, str]:
     """Stage queue settings no other test's worker consumes (``queue_<stage>=<prefix>.<stage>``)."""
-    from worker.config import STAGES
+    from ibex_worker.config import STAGES
 
     return {f"queue_{stage}": f"{prefix}.{stage}" for stage in STAGES}
 

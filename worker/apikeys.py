@@ -16,8 +16,8 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from worker.db import maint_tx, tenant_tx
-from worker.store import apikeys as store
+from ibex_worker.db import maint_tx, tenant_tx
+from ibex_worker.store import apikeys as store
 
 KEY_PREFIX = "ibex_"
 _RANDOM_BYTES = 32

@@ -12,10 +12,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from worker.db import maint_tx
-from worker.errors import IbexError
-from worker.store import escalations
-from worker.store import jobs as job_store
+from ibex_worker.db import maint_tx
+from ibex_worker.errors import IbexError
+from ibex_worker.store import escalations
+from ibex_worker.store import jobs as job_store
 
 
 def snapshot(engine: Any) -> dict[str, dict[str, int]]:

@@ -13,8 +13,8 @@ from typing import Any
 from celery import Celery
 from kombu import Queue
 
-from worker.config import STAGES, Settings, get_settings
-from worker.publish import task_name
+from ibex_worker.config import STAGES, Settings, get_settings
+from ibex_worker.publish import task_name
 
 
 def create_app(settings: Settings) -> Celery:

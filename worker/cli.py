@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from worker.config import get_settings
-from worker.escalations.cli import register as register_escalations
-from worker.review_cli import register as register_quarantine
+from ibex_worker.config import get_settings
+from ibex_worker.escalations.cli import register as register_escalations
+from ibex_worker.review_cli import register as register_quarantine
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Any]]:
@@ -73,14 +73,14 @@ def _submit_parser(p: argparse.ArgumentParser) -> None:
 
 
 def _init_logging() -> None:
-    from worker.logs import configure_logging
+    from ibex_worker.logs import configure_logging
 
     settings = get_settings()
     configure_logging(settings.log_format, settings.log_level)
 
 
 def cmd_migrate(args: argparse.Namespace) -> int:
-    from worker import migrate
+    from ibex_worker import migrate
 
     _init_logging()
     url = get_settings().database_url
@@ -90,7 +90,7 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
-    from worker.tasks import worker_app
+    from ibex_worker.tasks import worker_app
 
     settings = get_settings()
     _preflight_models(settings)
@@ -116,9 +116,9 @@ def _preflight_models(settings: Any) -> None:
 
 
 def cmd_sweeper(args: argparse.Namespace) -> int:
-    from worker.celery_app import get_app
-    from worker.db import get_engine
-    from worker.sweeper import run_forever
+    from ibex_worker.celery_app import get_app
+    from ibex_worker.db import get_engine
+    from ibex_worker.sweeper import run_forever
 
     _init_logging()
     settings = get_settings()
@@ -148,7 +148,7 @@ def cmd_api(args: argparse.Namespace) -> int:
     _init_logging()
     settings = get_settings()
     # The factory builds the app (and configures logging) in each uvicorn process.
-    uvicorn.run("api.app:factory", factory=True, host=args.host or settings.api_host,
+    uvicorn.run("ibex_api.app:factory", factory=True, host=args.host or settings.api_host,
                 port=args.port or settings.api_port, workers=settings.api_workers, log_config=None,
                 loop="uvloop", http="httptools",
                 access_log=False, server_header=False, timeout_graceful_shutdown=10)
@@ -156,8 +156,8 @@ def cmd_api(args: argparse.Namespace) -> int:
 
 
 def cmd_keys(args: argparse.Namespace) -> int:
-    from worker import apikeys
-    from worker.db import get_engine
+    from ibex_worker import apikeys
+    from ibex_worker.db import get_engine
 
     engine = get_engine(get_settings().database_url)
     if args.keys_command == "create":
@@ -200,10 +200,10 @@ def _parse_label(item: str) -> dict[str, Any]:
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
-    from worker.celery_app import get_app
-    from worker.db import get_engine
-    from worker.errors import IbexError
-    from worker.submit import submit, wait_for_job
+    from ibex_worker.celery_app import get_app
+    from ibex_worker.db import get_engine
+    from ibex_worker.errors import IbexError
+    from ibex_worker.submit import submit, wait_for_job
 
     _init_logging()
     settings = get_settings()
@@ -221,8 +221,8 @@ def cmd_submit(args: argparse.Namespace) -> int:
 
 
 def cmd_job(args: argparse.Namespace) -> int:
-    from worker.db import get_engine
-    from worker.submit import job_view
+    from ibex_worker.db import get_engine
+    from ibex_worker.submit import job_view
 
     view = job_view(get_engine(get_settings().database_url), args.org, args.job_id)
     print(json.dumps(view, indent=2, default=str))
@@ -230,8 +230,8 @@ def cmd_job(args: argparse.Namespace) -> int:
 
 
 def cmd_up(args: argparse.Namespace) -> int:
-    from worker.devstack.lock import StackAlreadyRunning
-    from worker.devstack.stack import Stack
+    from ibex_worker.devstack.lock import StackAlreadyRunning
+    from ibex_worker.devstack.stack import Stack
 
     _init_logging()
     try:

@@ -8,7 +8,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from worker.errors import FieldIssue, ValidationFailed
+from ibex_worker.errors import FieldIssue, ValidationFailed
 
 
 def encode_cursor(row: Any) -> str:

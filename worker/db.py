@@ -18,8 +18,8 @@ from typing import Any
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.exc import DBAPIError, InvalidatePoolError, OperationalError
 
-from worker.errors import TransientError
-from worker.store import session
+from ibex_worker.errors import TransientError
+from ibex_worker.store import session
 
 # A pooled connection idle longer than this is pinged before use (a dead one is replaced,
 # with the rest of the pool). One busier than that is not: SQLAlchemy's ``pool_pre_ping``

@@ -1,5 +1,5 @@
 """The error taxonomy. The pipeline decides retries from these, in one place:
-``worker.pipeline.settling`` (the backoff schedule is ``worker.retry``).
+``ibex_worker.pipeline.settling`` (the backoff schedule is ``ibex_worker.retry``).
 
 Messages carry codes and field names only: never submitted content, so that an error
 can be logged, stored on a job row and returned to a producer as it is.

@@ -1,5 +1,5 @@
 """Fixed bounds of a request, shared by the API's schemas and the stage or service that
-enforces them (the bounds a deployment tunes are settings, in ``worker.config``)."""
+enforces them (the bounds a deployment tunes are settings, in ``ibex_worker.config``)."""
 
 from __future__ import annotations
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from worker.db import tenant_tx
-from worker.store import reads as store
+from ibex_worker.db import tenant_tx
+from ibex_worker.store import reads as store
 
 
 def iso(value: Any) -> str | None:

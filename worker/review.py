@@ -23,14 +23,14 @@ from typing import Any
 
 import structlog
 
-from worker.cursor import page, page_start
-from worker.db import tenant_tx
-from worker.errors import FieldIssue, IbexError, ValidationFailed
-from worker.publish import publish
-from worker.reads import iso, pii_summary
-from worker.limits import LIST_LIMIT_MAX, NOTE_MAX_CHARS
-from worker.store import corpus, erasure, memories, quarantine
-from worker.store import jobs as job_store
+from ibex_worker.cursor import page, page_start
+from ibex_worker.db import tenant_tx
+from ibex_worker.errors import FieldIssue, IbexError, ValidationFailed
+from ibex_worker.publish import publish
+from ibex_worker.reads import iso, pii_summary
+from ibex_worker.limits import LIST_LIMIT_MAX, NOTE_MAX_CHARS
+from ibex_worker.store import corpus, erasure, memories, quarantine
+from ibex_worker.store import jobs as job_store
 
 log = structlog.get_logger("ibex.review")
 

@@ -39,8 +39,8 @@ def _dispatch(args: argparse.Namespace) -> int:
 
 
 def _engine() -> Any:
-    from worker.config import get_settings
-    from worker.db import get_engine
+    from ibex_worker.config import get_settings
+    from ibex_worker.db import get_engine
 
     return get_engine(get_settings().database_url)
 
@@ -54,8 +54,8 @@ def _print(value: Any) -> None:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from worker import review
-    from worker.errors import IbexError
+    from ibex_worker import review
+    from ibex_worker.errors import IbexError
 
     try:
         _print(review.list_quarantined(_engine(), args.org, args.limit, args.cursor))
@@ -66,11 +66,11 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_release(args: argparse.Namespace) -> int:
-    from worker import review
-    from worker.celery_app import get_app
-    from worker.config import get_settings
-    from worker.errors import IbexError
-    from worker.submit import wait_for_job
+    from ibex_worker import review
+    from ibex_worker.celery_app import get_app
+    from ibex_worker.config import get_settings
+    from ibex_worker.errors import IbexError
+    from ibex_worker.submit import wait_for_job
 
     engine = _engine()
     try:
@@ -84,8 +84,8 @@ def cmd_release(args: argparse.Namespace) -> int:
 
 
 def cmd_delete(args: argparse.Namespace) -> int:
-    from worker import review
-    from worker.errors import IbexError
+    from ibex_worker import review
+    from ibex_worker.errors import IbexError
 
     try:
         deleted = review.delete(_engine(), args.org, args.memory_id, _by(args))

@@ -13,17 +13,17 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from worker.adapters.cache import RedisCache
-from worker.adapters.vector_store import PgVectorStore
-from worker.config import Settings
-from worker.db import get_engine
-from worker.metrics import get_metrics
-from worker.pipeline.context import StageDeps
+from ibex_worker.adapters.cache import RedisCache
+from ibex_worker.adapters.vector_store import PgVectorStore
+from ibex_worker.config import Settings
+from ibex_worker.db import get_engine
+from ibex_worker.metrics import get_metrics
+from ibex_worker.pipeline.context import StageDeps
 
 if TYPE_CHECKING:  # the model adapters are imported where the models load, below
-    from worker.adapters.embedder import SentenceTransformerEmbedder
-    from worker.adapters.redactor import PresidioRedactor
-    from worker.publish import Waker
+    from ibex_worker.adapters.embedder import SentenceTransformerEmbedder
+    from ibex_worker.adapters.redactor import PresidioRedactor
+    from ibex_worker.publish import Waker
 
 log = structlog.get_logger("ibex.runtime")
 
@@ -68,7 +68,7 @@ def load_nlp(settings: Settings) -> Any:
 
 
 def load_redactor(settings: Settings) -> PresidioRedactor:
-    from worker.adapters.redactor import PresidioRedactor, RedactionPolicy
+    from ibex_worker.adapters.redactor import PresidioRedactor, RedactionPolicy
 
     policy = RedactionPolicy(settings.pii_entities, settings.pii_redaction_threshold,
                              settings.pii_quarantine_floor, settings.pii_disallowed_entities)
@@ -92,7 +92,7 @@ def load_embedder(settings: Settings) -> SentenceTransformerEmbedder:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-    from worker.adapters.embedder import SentenceTransformerEmbedder
+    from ibex_worker.adapters.embedder import SentenceTransformerEmbedder
 
     embedder = SentenceTransformerEmbedder(settings.embedding_model_path, settings.embedding_model_name,
                                            threads=settings.embedding_threads)

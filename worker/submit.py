@@ -13,14 +13,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from worker.db import tenant_tx
-from worker.errors import (FieldIssue, IbexError, IdempotencyConflict, IdempotencyInProgress, TransientError,
+from ibex_worker.db import tenant_tx
+from ibex_worker.errors import (FieldIssue, IbexError, IdempotencyConflict, IdempotencyInProgress, TransientError,
                            ValidationFailed)
-from worker.pipeline import jobs
-from worker.pipeline.validate import validate_request
-from worker.publish import ENTRY_STAGE, Waker, publish
-from worker.store import idempotency
-from worker.store import jobs as job_store
+from ibex_worker.pipeline import jobs
+from ibex_worker.pipeline.validate import validate_request
+from ibex_worker.publish import ENTRY_STAGE, Waker, publish
+from ibex_worker.store import idempotency
+from ibex_worker.store import jobs as job_store
 
 # 1-255 visible ASCII characters; the ledger's CHECK constraint says the same.
 IDEMPOTENCY_KEY_RE = re.compile(r"^[\x21-\x7e]{1,255}$")

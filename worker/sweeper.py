@@ -15,10 +15,10 @@ from typing import Any
 
 import structlog
 
-from worker.db import maint_tx
-from worker.errors import TransientError
-from worker.publish import publish
-from worker.store import jobs
+from ibex_worker.db import maint_tx
+from ibex_worker.errors import TransientError
+from ibex_worker.publish import publish
+from ibex_worker.store import jobs
 
 log = structlog.get_logger("ibex.sweeper")
 

@@ -1,6 +1,6 @@
 """Thin stage tasks: one Celery task per stage, each taking a list of job ids.
 
-A task binds its log context and hands the delivery to ``worker.pipeline.runner``, which
+A task binds its log context and hands the delivery to ``ibex_worker.pipeline.runner``, which
 claims, computes, publishes and decides retries; when the runner says the delivery itself is
 to be retried, the task raises Celery's retry for it. No business logic lives here.
 """
@@ -14,13 +14,13 @@ import redis
 import structlog
 from celery import Celery, signals
 
-from worker import runtime
-from worker.celery_app import consumed_queues, create_app
-from worker.config import STAGES, Settings, get_settings
-from worker.db import dispose_engines
-from worker.logs import configure_logging
-from worker.pipeline.runner import run_delivery
-from worker.publish import Waker, task_name
+from ibex_worker import runtime
+from ibex_worker.celery_app import consumed_queues, create_app
+from ibex_worker.config import STAGES, Settings, get_settings
+from ibex_worker.db import dispose_engines
+from ibex_worker.logs import configure_logging
+from ibex_worker.pipeline.runner import run_delivery
+from ibex_worker.publish import Waker, task_name
 
 log = structlog.get_logger("ibex.tasks")
 

@@ -1,7 +1,7 @@
 """Escalations for reviewers: ``GET /v1/escalations`` and
 ``POST /v1/escalations/{escalation_id}/resolve``.
 
-Thin over ``worker.escalations.service``: each call runs in the key's tenant transaction
+Thin over ``ibex_worker.escalations.service``: each call runs in the key's tenant transaction
 (row-level security on its org) and, for a key limited to some agents, on those agents
 only. Another tenant's escalation, one of an agent outside the key's agents, an unknown id
 and a malformed id all answer the same 404 (as reads by id do); they are never listed.
@@ -20,17 +20,17 @@ from typing import Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Request
 
-from api.auth import agent_filter, authenticate
-from api.deps import api_state, blocking
-from api.errors import ApiError, from_ibex_error, unavailable
-from api.openapi import error_responses, success_headers
-from api.routes.memories import parse_model
-from api.schemas import EscalationList, ResolvedEscalation, ResolveIn
-from worker.apikeys import ApiKey
-from worker.errors import TransientError, ValidationFailed
-from worker.escalations import service
-from worker.limits import LIST_LIMIT_MAX
-from worker.runtime import shared_redactor
+from ibex_api.auth import agent_filter, authenticate
+from ibex_api.deps import api_state, blocking
+from ibex_api.errors import ApiError, from_ibex_error, unavailable
+from ibex_api.openapi import error_responses, success_headers
+from ibex_api.routes.memories import parse_model
+from ibex_api.schemas import EscalationList, ResolvedEscalation, ResolveIn
+from ibex_worker.apikeys import ApiKey
+from ibex_worker.errors import TransientError, ValidationFailed
+from ibex_worker.escalations import service
+from ibex_worker.limits import LIST_LIMIT_MAX
+from ibex_worker.runtime import shared_redactor
 
 DEFAULT_LIMIT = 50
 CURSOR_MAX_CHARS = 256

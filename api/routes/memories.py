@@ -1,7 +1,7 @@
 """Writes: ``POST /v1/memories`` and ``POST /v1/memories:batch``.
 
 Thin on purpose: authenticate, parse, check scope, take the back-pressure reading, then
-``worker.submit`` validates, claims the idempotency key and inserts the job row in one
+``ibex_worker.submit`` validates, claims the idempotency key and inserts the job row in one
 transaction and publishes the job id after commit. With ``Prefer: wait=N`` the handler
 polls the job (and, for a keyed write, its ledger entry) until it is final or N runs out.
 """
@@ -19,16 +19,16 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ValidationError
 
-from api.auth import authenticate, authenticate_write, require_scope
-from api.deps import ApiState, api_state, blocking
-from api.errors import ApiError, from_ibex_error, request_id_of
-from api.openapi import error_responses, json_body, success_headers
-from api.schemas import BATCH_MAX_ITEMS, IDEMPOTENCY_KEY_PATTERN, Accepted, BatchResult, Created
-from worker.apikeys import ApiKey
-from worker.backlog import BacklogFull, admission
-from worker.errors import (FieldIssue, IbexError, IdempotencyConflict, IdempotencyInProgress, TransientError,
+from ibex_api.auth import authenticate, authenticate_write, require_scope
+from ibex_api.deps import ApiState, api_state, blocking
+from ibex_api.errors import ApiError, from_ibex_error, request_id_of
+from ibex_api.openapi import error_responses, json_body, success_headers
+from ibex_api.schemas import BATCH_MAX_ITEMS, IDEMPOTENCY_KEY_PATTERN, Accepted, BatchResult, Created
+from ibex_worker.apikeys import ApiKey
+from ibex_worker.backlog import BacklogFull, admission
+from ibex_worker.errors import (FieldIssue, IbexError, IdempotencyConflict, IdempotencyInProgress, TransientError,
                            ValidationFailed)
-from worker.submit import (IDEMPOTENCY_KEY_RE, FinalAnswer, Submission, check_idempotency_key, final_answer, submit,
+from ibex_worker.submit import (IDEMPOTENCY_KEY_RE, FinalAnswer, Submission, check_idempotency_key, final_answer, submit,
                            submit_many)
 
 log = structlog.get_logger("ibex.api")

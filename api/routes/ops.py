@@ -9,12 +9,12 @@ import structlog
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 
-from api.deps import api_state, blocking
-from api.errors import request_id_of
-from api.metrics import exposition
-from api.openapi import error_responses
-from api.schemas import Health, Readiness
-from worker.migrate import clean_version, discover
+from ibex_api.deps import api_state, blocking
+from ibex_api.errors import request_id_of
+from ibex_api.metrics import exposition
+from ibex_api.openapi import error_responses
+from ibex_api.schemas import Health, Readiness
+from ibex_worker.migrate import clean_version, discover
 
 log = structlog.get_logger("ibex.api")
 
@@ -76,8 +76,8 @@ def _backlog_exposition(engine: Any) -> bytes:
     from prometheus_client import CollectorRegistry, generate_latest
     from prometheus_client.core import GaugeMetricFamily
 
-    from worker.backlog import snapshot
-    from worker.config import STAGES
+    from ibex_worker.backlog import snapshot
+    from ibex_worker.config import STAGES
 
     counts = snapshot(engine)
 

@@ -13,15 +13,15 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, Request
 
-from api.auth import agent_filter, authenticate
-from api.deps import api_state, blocking
-from api.errors import ApiError, unavailable
-from api.openapi import error_responses, success_headers
-from api.schemas import JobView, MemoryView, RelationshipsView
-from worker import reads
-from worker.apikeys import ApiKey
-from worker.errors import TransientError
-from worker.submit import job_view
+from ibex_api.auth import agent_filter, authenticate
+from ibex_api.deps import api_state, blocking
+from ibex_api.errors import ApiError, unavailable
+from ibex_api.openapi import error_responses, success_headers
+from ibex_api.schemas import JobView, MemoryView, RelationshipsView
+from ibex_worker import reads
+from ibex_worker.apikeys import ApiKey
+from ibex_worker.errors import TransientError
+from ibex_worker.submit import job_view
 
 _ERRORS = error_responses(401, 404, 500, 503)
 

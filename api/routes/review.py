@@ -1,7 +1,7 @@
 """Quarantine review and deletion: ``GET /v1/quarantine``, ``POST /v1/memories/{id}/release``
 and ``DELETE /v1/memories/{id}``.
 
-Thin over ``worker.review``. Each call runs in the key's tenant transaction and, for a key
+Thin over ``ibex_worker.review``. Each call runs in the key's tenant transaction and, for a key
 limited to some agents, on those agents only: another tenant's memory, one outside the
 key's agents, an unknown id and a malformed id all answer the same 404. A quarantined
 memory is listed with its masked content only; no route returns a raw finding. Decisions are
@@ -15,17 +15,17 @@ from typing import Any
 from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import Response
 
-from api.auth import agent_filter, authenticate
-from api.deps import api_state, blocking
-from api.errors import ApiError, from_ibex_error, unavailable
-from api.openapi import error_responses, success_headers
-from api.routes.escalations import CURSOR_MAX_CHARS, invalid_field, well_formed_cursor
-from api.routes.memories import accepted_or_final, parse_model
-from api.schemas import Accepted, Created, QuarantineList, ReleaseIn
-from worker import review
-from worker.apikeys import ApiKey
-from worker.errors import TransientError, ValidationFailed
-from worker.limits import LIST_LIMIT_MAX
+from ibex_api.auth import agent_filter, authenticate
+from ibex_api.deps import api_state, blocking
+from ibex_api.errors import ApiError, from_ibex_error, unavailable
+from ibex_api.openapi import error_responses, success_headers
+from ibex_api.routes.escalations import CURSOR_MAX_CHARS, invalid_field, well_formed_cursor
+from ibex_api.routes.memories import accepted_or_final, parse_model
+from ibex_api.schemas import Accepted, Created, QuarantineList, ReleaseIn
+from ibex_worker import review
+from ibex_worker.apikeys import ApiKey
+from ibex_worker.errors import TransientError, ValidationFailed
+from ibex_worker.limits import LIST_LIMIT_MAX
 
 DEFAULT_LIMIT = 50
 _RELEASE_BODY = {"requestBody": {"required": False, "content": {"application/json": {

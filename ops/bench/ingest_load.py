@@ -32,12 +32,12 @@ from typing import Any
 
 import httpx
 
-from worker import apikeys, migrate
-from worker.db import make_engine
-from worker.devstack.ports import free_port
-from worker.devstack.postgres import EmbeddedPostgres
-from worker.devstack.process import Proc
-from worker.devstack.redis import EmbeddedRedis
+from ibex_worker import apikeys, migrate
+from ibex_worker.db import make_engine
+from ibex_worker.devstack.ports import free_port
+from ibex_worker.devstack.postgres import EmbeddedPostgres
+from ibex_worker.devstack.process import Proc
+from ibex_worker.devstack.redis import EmbeddedRedis
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = Path(__file__).resolve().parent / "results"

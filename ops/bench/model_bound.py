@@ -3,7 +3,7 @@
     python -m ops.bench.model_bound --items 640 --seed 7 --batch 32 --repeats 3
 
 The redactor and the embedder are loaded exactly as a worker process loads them
-(``worker.runtime.load_redactor`` / ``load_embedder``: Presidio over the shared spaCy
+(``ibex_worker.runtime.load_redactor`` / ``load_embedder``: Presidio over the shared spaCy
 pipeline, sentence-transformers MiniLM with ``IBEX_EMBEDDING_THREADS`` torch threads), then
 each pass runs ``redact_many`` and ``embed_many`` (on the redacted texts) over the corpus in
 consecutive batches of ``--batch`` items: items per second of a pass; median of
@@ -41,8 +41,8 @@ def _digest(org: str, agent: str, text: str) -> str:
 
 
 def measure(items_n: int, seed: int, batch: int, repeats: int) -> dict[str, Any]:
-    from worker.config import Settings
-    from worker.runtime import load_embedder, load_redactor
+    from ibex_worker.config import Settings
+    from ibex_worker.runtime import load_embedder, load_redactor
 
     settings = Settings(environment="test")
     proc = psutil.Process()
@@ -114,7 +114,7 @@ def measure(items_n: int, seed: int, batch: int, repeats: int) -> dict[str, Any]
     mem = proc.memory_full_info()
     return {
         "definition": "redact_many + embed_many over the corpus in consecutive batches, one process, "
-                      "models loaded by worker.runtime; items/s per pass, median of passes",
+                      "models loaded by ibex_worker.runtime; items/s per pass, median of passes",
         "batch": batch, "items": len(items), "seed": seed, "repeats": repeats,
         "torch_threads": settings.embedding_threads, "spacy_model": settings.spacy_model,
         "redactor": redactor.name, "embedder": embedder.model_name,
@@ -161,7 +161,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from worker.logs import configure_logging
+    from ibex_worker.logs import configure_logging
 
     configure_logging("console", os.environ.get("IBEX_LOG_LEVEL", "WARNING"))  # stderr: stdout is the result
     result = measure(args.items, args.seed, args.batch, args.repeats)

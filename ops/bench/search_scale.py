@@ -28,10 +28,10 @@ import numpy as np
 import psycopg
 from pgvector.psycopg import register_vector
 
-from worker import migrate
-from worker.adapters.vector_store import PgVectorStore
-from worker.db import make_engine, tenant_tx
-from worker.devstack.postgres import EmbeddedPostgres
+from ibex_worker import migrate
+from ibex_worker.adapters.vector_store import PgVectorStore
+from ibex_worker.db import make_engine, tenant_tx
+from ibex_worker.devstack.postgres import EmbeddedPostgres
 
 AGENTS = 1000
 THRESHOLD = 0.92
@@ -54,7 +54,7 @@ def sentence_pool(size: int, seed: int) -> list[str]:
 
 
 def embed_pool(texts: list[str]) -> np.ndarray:
-    from worker.adapters.embedder import SentenceTransformerEmbedder
+    from ibex_worker.adapters.embedder import SentenceTransformerEmbedder
 
     embedder = SentenceTransformerEmbedder("", "all-MiniLM-L6-v2", threads=2)
     return np.asarray(embedder.embed_many(texts), dtype=np.float32)

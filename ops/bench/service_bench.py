@@ -89,10 +89,10 @@ from ops.bench import loadclient
 from ops.bench.corpus import generate, summary
 from ops.bench.ingest_load import cpu_model, percentile, wait_healthy
 from ops.bench.procmon import ProcMonitor, load_average, pid_file
-from worker.devstack.ports import free_port
-from worker.devstack.postgres import EmbeddedPostgres
-from worker.devstack.process import Proc
-from worker.devstack.redis import EmbeddedRedis
+from ibex_worker.devstack.ports import free_port
+from ibex_worker.devstack.postgres import EmbeddedPostgres
+from ibex_worker.devstack.process import Proc
+from ibex_worker.devstack.redis import EmbeddedRedis
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -162,8 +162,8 @@ class Stack:
 
 
 def start_stack(stack: Stack, concurrency: int | None) -> dict[str, float]:
-    from worker import apikeys, migrate
-    from worker.db import make_engine
+    from ibex_worker import apikeys, migrate
+    from ibex_worker.db import make_engine
 
     times: dict[str, float] = {}
     t = time.monotonic()
@@ -771,7 +771,7 @@ def git_state() -> dict[str, Any]:
 
 def server_versions(args: argparse.Namespace) -> dict[str, str]:
     """PostgreSQL, pgvector and Redis versions, from a short-lived embedded pair."""
-    from worker import migrate
+    from ibex_worker import migrate
 
     folder = Path(tempfile.mkdtemp(prefix="ibex-service-bench-versions-"))
     pg, rd = EmbeddedPostgres(folder / "pgdata", fsync=False), EmbeddedRedis(folder / "redis", appendonly=False)

@@ -36,8 +36,8 @@ FALSE_PER_SENTENCE_MAX = 0.05
 
 
 def load_redactor(model: str | None = None) -> Any:
-    from worker.config import Settings
-    from worker.runtime import load_redactor as load
+    from ibex_worker.config import Settings
+    from ibex_worker.runtime import load_redactor as load
 
     overrides = {"spacy_model": model} if model else {}
     return load(Settings(environment="test", **overrides))
@@ -162,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--show-misses", action="store_true", help="list leaks and false placeholders (dev only)")
     args = parser.parse_args(argv)
     redactor = load_redactor(args.model)
-    from worker.config import Settings
+    from ibex_worker.config import Settings
 
     model = args.model or Settings(environment="test").spacy_model
     reports = [evaluate(redactor, split) for split in (SPLITS if args.split == "all" else (args.split,))]

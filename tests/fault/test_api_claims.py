@@ -18,9 +18,9 @@ LEASE_SECONDS = 4
 # it is killed before it publishes (so nothing will ever run that job).
 _CLAIM_THEN_HANG = """
 import json, sys, time
-from worker.config import get_settings
-from worker.db import get_engine
-from worker.submit import record
+from ibex_worker.config import get_settings
+from ibex_worker.db import get_engine
+from ibex_worker.submit import record
 settings = get_settings()
 body, key = json.loads(sys.argv[1]), sys.argv[2]
 print(record(get_engine(settings.database_url), settings, body, key).job_id, flush=True)
@@ -74,7 +74,7 @@ def test_a_claim_left_by_a_killed_request_is_in_progress_until_its_lease_expires
 def test_a_write_that_fails_after_its_retries_answers_503_and_its_key_is_released(infra, engine, make_key):
     from tests.api_support import ApiServer
     from tests.conftest import start_worker
-    from worker.config import STAGES
+    from ibex_worker.config import STAGES
 
     queues = {f"queue_{stage}": f"apifail.{stage}" for stage in STAGES}
     # The analyzer warms up on 30 characters; the write is longer than its limit, so PII fails closed.

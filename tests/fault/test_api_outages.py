@@ -14,11 +14,11 @@ import redis
 
 from tests.api_support import ApiServer, assert_envelope, new_key, wait_for_job
 from tests.conftest import Infra, make_settings, memory, new_scope, query, start_sweeper, start_worker
-from worker import apikeys
-from worker.celery_app import create_app
-from worker.db import make_engine
-from worker.errors import TransientError
-from worker.submit import submit
+from ibex_worker import apikeys
+from ibex_worker.celery_app import create_app
+from ibex_worker.db import make_engine
+from ibex_worker.errors import TransientError
+from ibex_worker.submit import submit
 
 
 @pytest.fixture

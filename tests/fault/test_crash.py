@@ -8,8 +8,8 @@ import time
 from sqlalchemy import text
 
 from tests.conftest import isolated_queues, make_settings, memory, new_scope, query, start_sweeper, start_worker
-from worker.celery_app import create_app
-from worker.submit import submit, wait_for_job
+from ibex_worker.celery_app import create_app
+from ibex_worker.submit import submit, wait_for_job
 
 # Short leases so recovery happens within the test: time limit < lease < visibility timeout.
 FAST_RECOVERY = dict(task_soft_time_limit=4, task_time_limit=5, job_lease_seconds=6,
@@ -77,8 +77,8 @@ def test_a_job_whose_message_was_lost_is_republished_by_the_sweeper(infra, engin
     settings, overrides = _isolated(infra, "lost")
     org, agent = new_scope(), new_scope("agent")
     # Insert the job of record without publishing it: exactly what a broker outage leaves.
-    from worker.store import jobs
-    from worker.db import tenant_tx
+    from ibex_worker.store import jobs
+    from ibex_worker.db import tenant_tx
 
     with tenant_tx(engine, org) as conn:
         job_id = jobs.insert_job(conn, org, agent, "Invoices are sent on the first business day.",

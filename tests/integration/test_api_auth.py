@@ -16,12 +16,12 @@ ZERO_ID = "00000000-0000-0000-0000-000000000000"
 
 
 def _ibex(infra, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "worker.cli", *args], env=infra.env(), cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "ibex_worker.cli", *args], env=infra.env(), cwd=ROOT,
                           capture_output=True, text=True, timeout=60)
 
 
 def test_a_missing_malformed_unknown_or_revoked_key_answers_401(api, engine, make_key):
-    from worker import apikeys
+    from ibex_worker import apikeys
 
     org, agent = new_scope(), new_scope("agent")
     key = make_key(org)

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from tests.api_support import ApiServer, assert_envelope, new_key, wait_for_job
 from tests.conftest import Infra, memory, new_scope, query, start_worker
-from worker import apikeys
-from worker.db import make_engine
+from ibex_worker import apikeys
+from ibex_worker.db import make_engine
 
 LIMIT = 4
 

@@ -17,7 +17,7 @@ from tests.escalation_support import (
     COMPATIBLE, CONTRADICTS, JAN, JUN, NEGATED, SEP, UNDECIDED, decisions, escalate_pairs, escalation, numbered,
     settled, start_poller, wait_until,
 )
-from worker import apikeys
+from ibex_worker import apikeys
 
 UNKNOWN_ID = "00000000-0000-4000-8000-000000000000"
 STANDUP_OLD, STANDUP_NEW = "The team standup is at 9am on Mondays.", "The team standup is at 10am on Mondays."

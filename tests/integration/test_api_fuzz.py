@@ -16,8 +16,8 @@ from pathlib import Path
 
 from tests.api_support import ApiServer
 from tests.conftest import Infra, memory, new_scope, start_worker
-from worker import apikeys
-from worker.db import make_engine
+from ibex_worker import apikeys
+from ibex_worker.db import make_engine
 
 MAX_EXAMPLES = 25
 SEED = 20261130  # fixed: the same run in CI as on a laptop

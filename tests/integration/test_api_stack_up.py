@@ -14,7 +14,7 @@ import time
 import httpx
 
 from tests.conftest import ROOT
-from worker.devstack.ports import free_port
+from ibex_worker.devstack.ports import free_port
 
 
 def _wait_for(path, pattern, proc, timeout=150.0):
@@ -30,7 +30,7 @@ def _wait_for(path, pattern, proc, timeout=150.0):
 
 def _up(env, out):
     with open(out, "wb") as log:
-        return subprocess.Popen([sys.executable, "-m", "worker.cli", "up"], env=env, cwd=ROOT, stdout=log,
+        return subprocess.Popen([sys.executable, "-m", "ibex_worker.cli", "up"], env=env, cwd=ROOT, stdout=log,
                                 stderr=subprocess.STDOUT, start_new_session=True)
 
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 import time
 
 from tests.conftest import isolated_queues, make_settings, new_scope, query, start_worker
-from worker.store import jobs
-from worker.celery_app import create_app
-from worker.config import STAGES
-from worker.db import tenant_tx
-from worker.publish import publish
-from worker.submit import wait_for_job
+from ibex_worker.store import jobs
+from ibex_worker.celery_app import create_app
+from ibex_worker.config import STAGES
+from ibex_worker.db import tenant_tx
+from ibex_worker.publish import publish
+from ibex_worker.submit import wait_for_job
 
 
 def _isolated(infra, prefix, **extra):

@@ -207,7 +207,7 @@ def test_an_escalation_never_crosses_orgs_or_agents(engine, producer, settings, 
 
 
 def test_sequential_facts_written_concurrently_end_in_the_same_state(engine, producer, settings, pipeline):
-    from worker.submit import submit, wait_for_job
+    from ibex_worker.submit import submit, wait_for_job
 
     agent = new_scope("agent")
     orgs = [new_scope() for _ in range(4)]
@@ -230,7 +230,7 @@ def test_a_superseded_memory_is_not_left_active_in_the_read_cache(engine, produc
 
     import redis
 
-    from worker.adapters.cache import cache_key
+    from ibex_worker.adapters.cache import cache_key
 
     org, agent = new_scope(), new_scope("agent")
     older = write(engine, producer, settings, org, agent, PORT_OLD, valid_from=JAN, valid_until=JUN)

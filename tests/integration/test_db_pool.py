@@ -1,4 +1,4 @@
-"""The connection pool's liveness check (worker.db.make_engine), against the real PostgreSQL:
+"""The connection pool's liveness check (ibex_worker.db.make_engine), against the real PostgreSQL:
 a connection that sat idle is pinged and replaced if its server session is gone; a busy one
 is not pinged (no extra round trip per transaction); a session killed while busy costs one
 transaction, reported as a TransientError, and the next one works."""
@@ -12,8 +12,8 @@ import pytest
 from sqlalchemy import text
 
 from tests.conftest import Infra
-from worker import db, migrate
-from worker.errors import TransientError
+from ibex_worker import db, migrate
+from ibex_worker.errors import TransientError
 
 
 def _pid(engine: Any) -> int:

@@ -50,7 +50,7 @@ def test_concurrent_identical_writes_on_two_workers_store_one_row(infra, engine,
     try:
         org, agent = new_scope(), new_scope("agent")
         body = memory(org, agent, "The on-call rotation changes every Monday at 09:00.")
-        from worker.submit import submit, wait_for_job
+        from ibex_worker.submit import submit, wait_for_job
 
         with ThreadPoolExecutor(max_workers=20) as pool:
             job_ids = list(pool.map(lambda _: submit(engine, producer, settings, body).job_id, range(20)))

@@ -13,7 +13,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from ops import demo
 from tests.conftest import Proc, isolated_queues, make_settings, start_worker, wait_until_healthy
 from tests.escalation_support import start_poller
-from worker.devstack.ports import free_port
+from ibex_worker.devstack.ports import free_port
 
 
 def _metric(text: str, name: str, **labels: str) -> float:

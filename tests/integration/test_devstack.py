@@ -14,10 +14,10 @@ import psycopg
 import pytest
 import redis
 
-from worker.devstack.lock import StackAlreadyRunning, StackLock
-from worker.devstack.ports import free_port
-from worker.devstack.postgres import EmbeddedPostgres
-from worker.devstack.redis import EmbeddedRedis
+from ibex_worker.devstack.lock import StackAlreadyRunning, StackLock
+from ibex_worker.devstack.ports import free_port
+from ibex_worker.devstack.postgres import EmbeddedPostgres
+from ibex_worker.devstack.redis import EmbeddedRedis
 
 pytestmark = pytest.mark.integration
 
@@ -228,7 +228,7 @@ def test_a_second_stack_on_the_same_folder_is_refused(tmp_path: Path) -> None:
     holder = _python(
         f"""
         import sys
-        from worker.devstack.lock import StackLock
+        from ibex_worker.devstack.lock import StackLock
         lock = StackLock({str(tmp_path)!r})
         lock.acquire()
         print("held", flush=True)
@@ -244,7 +244,7 @@ def test_a_second_stack_on_the_same_folder_is_refused(tmp_path: Path) -> None:
 
         contender = _python(
             f"""
-            from worker.devstack.lock import StackAlreadyRunning, StackLock
+            from ibex_worker.devstack.lock import StackAlreadyRunning, StackLock
             try:
                 StackLock({str(tmp_path)!r}).acquire()
             except StackAlreadyRunning as exc:
@@ -274,7 +274,7 @@ def test_the_stack_lock_is_freed_when_its_process_dies(tmp_path: Path) -> None:
     crashed = _python(
         f"""
         import os
-        from worker.devstack.lock import StackLock
+        from ibex_worker.devstack.lock import StackLock
         StackLock({str(tmp_path)!r}).acquire()
         os._exit(3)
         """

@@ -11,8 +11,8 @@ from datetime import datetime, timezone
 import pytest
 
 from tests.escalation_support import FakeModel, Reply, completion, facts_sent
-from worker.errors import TransientError
-from worker.escalations.classifiers import ConflictPair, MemoryFact, OpenAICompatibleClassifier
+from ibex_worker.errors import TransientError
+from ibex_worker.escalations.classifiers import ConflictPair, MemoryFact, OpenAICompatibleClassifier
 
 OLDER = MemoryFact("11111111-1111-1111-1111-111111111111", "The standup is at 9am; ask [PERSON].",
                    datetime(2024, 1, 1, tzinfo=timezone.utc), None, "standup|be", datetime(2024, 1, 1, tzinfo=timezone.utc))

@@ -11,7 +11,7 @@ from tests.conftest import fetch_memory, memory, new_scope, read_counter, submit
 from tests.escalation_support import (
     FakeModel, Reply, completion, decisions, facts_sent, relationships, settled, start_poller, wait_until,
 )
-from worker.escalations import service
+from ibex_worker.escalations import service
 
 JAN = "2024-01-01T00:00:00Z"
 JUN = "2024-06-01T00:00:00Z"

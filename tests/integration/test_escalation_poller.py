@@ -15,9 +15,9 @@ from tests.escalation_support import (
     COMPATIBLE, CONTRADICTS, JAN, JUN, NEGATED, UNDECIDED, FakeModel, Reply, completion, decisions, escalate_pairs,
     escalation, log_events, read_gauge, read_labelled_counter, relationships, settled, start_poller, wait_until,
 )
-from worker.errors import TransientError
-from worker.escalations import service
-from worker.runtime import shared_redactor
+from ibex_worker.errors import TransientError
+from ibex_worker.escalations import service
+from ibex_worker.runtime import shared_redactor
 
 
 def notes() -> object:
@@ -131,9 +131,9 @@ def test_a_failing_classifier_is_retried_then_the_row_is_dead_and_the_poller_mov
 
 def test_a_classifier_raising_anything_costs_an_attempt_with_its_type_and_never_its_message(engine, settings):
     """The poller in-process with a classifier that raises a plain exception."""
-    from worker.escalations.classifiers import RulesClassifier
-    from worker.escalations.poller import Poller
-    from worker.metrics import get_metrics
+    from ibex_worker.escalations.classifiers import RulesClassifier
+    from ibex_worker.escalations.poller import Poller
+    from ibex_worker.metrics import get_metrics
 
     class Exploding(RulesClassifier):
         def classify(self, pair):
@@ -161,10 +161,10 @@ def test_an_escalation_whose_claims_keep_expiring_goes_dead_instead_of_looping(e
     """A poison pill that kills every poller taking it: each lost lease costs an attempt."""
     import time
 
-    from worker.escalations import queue
-    from worker.escalations.classifiers import RulesClassifier
-    from worker.escalations.poller import Poller
-    from worker.metrics import get_metrics
+    from ibex_worker.escalations import queue
+    from ibex_worker.escalations.classifiers import RulesClassifier
+    from ibex_worker.escalations.poller import Poller
+    from ibex_worker.metrics import get_metrics
 
     org, agent = new_scope(), new_scope("agent")
     [item] = escalate_pairs(engine, org, agent, [CONTRADICTS])
@@ -178,9 +178,9 @@ def test_an_escalation_whose_claims_keep_expiring_goes_dead_instead_of_looping(e
 
 
 def test_a_quarantined_memory_is_never_sent_to_a_model_and_goes_to_a_person(engine, settings):
-    from worker.escalations.classifiers import OpenAICompatibleClassifier
-    from worker.escalations.poller import Poller
-    from worker.metrics import get_metrics
+    from ibex_worker.escalations.classifiers import OpenAICompatibleClassifier
+    from ibex_worker.escalations.poller import Poller
+    from ibex_worker.metrics import get_metrics
 
     org, agent = new_scope(), new_scope("agent")
     [item] = escalate_pairs(engine, org, agent, [CONTRADICTS])
@@ -354,7 +354,7 @@ def test_escalations_are_tenant_scoped_validated_and_paginated(engine):
         service.resolve(engine, org, elsewhere.escalation_id, "compatible", None, "api_key:k-1", agent_ids=[agent])
     assert service.get_escalation(engine, org, elsewhere.escalation_id)["status"] == "pending"
 
-    from worker.errors import ValidationFailed
+    from ibex_worker.errors import ValidationFailed
 
     with pytest.raises(ValidationFailed) as bad:
         service.list_escalations(engine, org, "waiting", limit=0, cursor="garbage!")
@@ -378,7 +378,7 @@ def test_the_cli_lists_and_resolves_escalations(infra, engine):
                             newer_validity=(JUN, None))
 
     def ibex(*args):
-        done = subprocess.run([sys.executable, "-m", "worker.cli", "escalations", *args], env=infra.env(),
+        done = subprocess.run([sys.executable, "-m", "ibex_worker.cli", "escalations", *args], env=infra.env(),
                               cwd=ROOT, capture_output=True, text=True, timeout=60)
         return done.returncode, json.loads(done.stdout)
 

@@ -14,14 +14,14 @@ from collections import defaultdict
 from sqlalchemy import text
 
 from tests.conftest import isolated_queues, make_settings, new_scope, query
-from worker.store import jobs
-from worker.adapters.vector_store import PgVectorStore
-from worker.config import STAGES
-from worker.db import tenant_tx
-from worker.pipeline import carrying
-from worker.pipeline.context import StageDeps, WriteContext
-from worker.pipeline.runner import run_stage
-from worker.pipeline.settling import StageReport
+from ibex_worker.store import jobs
+from ibex_worker.adapters.vector_store import PgVectorStore
+from ibex_worker.config import STAGES
+from ibex_worker.db import tenant_tx
+from ibex_worker.pipeline import carrying
+from ibex_worker.pipeline.context import StageDeps, WriteContext
+from ibex_worker.pipeline.runner import run_stage
+from ibex_worker.pipeline.settling import StageReport
 
 
 class FailingEmbedder:

@@ -12,9 +12,9 @@ from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError
 
 from tests.conftest import fetch_memory, memory, new_scope, query, submit_and_wait
-from worker.db import tenant_tx
-from worker.errors import ValidationFailed
-from worker.submit import submit
+from ibex_worker.db import tenant_tx
+from ibex_worker.errors import ValidationFailed
+from ibex_worker.submit import submit
 
 CANARY = "canary-label-4e1d"
 

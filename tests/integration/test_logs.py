@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import make_settings, memory, new_scope, start_sweeper, start_worker
-from worker.errors import ValidationFailed
+from ibex_worker.errors import ValidationFailed
 
 # Every stage on queues only the canary worker consumes, so that worker runs every job
 # (its log must show them all) and its short analyzer limit decides the failing write.
@@ -48,8 +48,8 @@ def _wait_for_events(path: Path, wanted: set[tuple[str, str]], timeout: float = 
 
 
 def test_canary_values_leave_no_trace_in_any_log(infra, engine, pipeline):
-    from worker.celery_app import create_app
-    from worker.submit import submit, wait_for_job
+    from ibex_worker.celery_app import create_app
+    from ibex_worker.submit import submit, wait_for_job
 
     tag = uuid.uuid4().hex[:12]
     email, phone, name = f"canary.{tag}@example.com", "+1 415 555 0176", "Margaret Thornbury"

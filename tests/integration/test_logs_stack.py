@@ -12,8 +12,8 @@ import httpx
 
 from tests.conftest import Proc, isolated_queues, make_settings, start_sweeper, start_worker, wait_until_healthy
 from tests.escalation_support import start_poller
-from worker import apikeys
-from worker.devstack.ports import free_port
+from ibex_worker import apikeys
+from ibex_worker.devstack.ports import free_port
 
 # Ten or more comma-separated floats in a row: an embedding (or part of one) in a log line.
 VECTOR_RE = re.compile(r"(-?\d+\.\d+(e-?\d+)?\s*,\s*){9,}-?\d+\.\d+")

@@ -14,8 +14,8 @@ import redis
 
 from tests.conftest import (fetch_memory, make_settings, memory, new_scope, query, start_worker, tenant_rows,
                             submit_and_wait)
-from worker.adapters.cache import cache_key
-from worker.pipeline.exact_dedup import content_hash
+from ibex_worker.adapters.cache import cache_key
+from ibex_worker.pipeline.exact_dedup import content_hash
 
 JANE = "Contact Jane Doe at jane.doe@example.com or +1 415 555 0132 about the invoice."
 JANE_REDACTED = "Contact [PERSON] at [EMAIL_ADDRESS] or [PHONE_NUMBER] about the invoice."
@@ -259,8 +259,8 @@ def test_the_same_quarantined_text_twice_gives_two_quarantined_rows(engine, prod
 
 
 def test_analyzer_failure_fails_the_job_and_stores_nothing(infra, engine):
-    from worker.celery_app import create_app
-    from worker.submit import submit, wait_for_job
+    from ibex_worker.celery_app import create_app
+    from ibex_worker.submit import submit, wait_for_job
 
     # Validate and pii on queues only this worker consumes: the next stage is routed by the
     # publishing worker's settings, so the pipeline worker must see neither.
@@ -307,9 +307,9 @@ def _wait_for_stage(engine, org: str, job_ids: list[str], stage: str, timeout: f
 
 def test_an_analyzer_failure_on_one_text_does_not_fail_the_other_jobs_of_its_batch(
         infra, engine, producer, settings, pipeline):
-    from worker.celery_app import create_app
-    from worker.publish import publish
-    from worker.submit import submit, wait_for_job
+    from ibex_worker.celery_app import create_app
+    from ibex_worker.publish import publish
+    from ibex_worker.submit import submit, wait_for_job
 
     # A parking worker validates and leaves both jobs at stage pii (published to a queue
     # nobody reads); then one message carries both ids to the analyzing worker, the way the

@@ -16,7 +16,7 @@ from sqlalchemy import text
 
 from tests.api_support import api, assert_envelope, make_key  # noqa: F401 (fixtures)
 from tests.conftest import TENANT_TABLES, make_settings, memory, new_scope, query, submit_and_wait, tenant_rows
-from worker.pii.checksums import luhn_valid
+from ibex_worker.pii.checksums import luhn_valid
 
 WAIT = {"Prefer": "wait=30"}
 
@@ -192,8 +192,8 @@ def test_the_quarantine_list_pages_oldest_first(api, make_key, pipeline):
 
 
 def test_only_one_release_of_a_memory_runs_at_a_time(infra, engine, producer, settings, pipeline):
-    from worker import review
-    from worker.celery_app import create_app
+    from ibex_worker import review
+    from ibex_worker.celery_app import create_app
 
     org, agent = new_scope(), new_scope("agent")
     view = submit_and_wait(engine, producer, settings, memory(org, agent, "The number 4111 1111 1111 1112 came up."))

@@ -8,13 +8,13 @@ import pytest
 from sqlalchemy import text
 
 from tests.conftest import make_settings, memory, new_scope, query
-from worker.store import jobs
-from worker.celery_app import create_app
-from worker.db import tenant_tx
-from worker.errors import IdempotencyInProgress, TransientError
-from worker.pipeline.context import StageDeps
-from worker.pipeline.settling import fail_exhausted
-from worker.submit import submit
+from ibex_worker.store import jobs
+from ibex_worker.celery_app import create_app
+from ibex_worker.db import tenant_tx
+from ibex_worker.errors import IdempotencyInProgress, TransientError
+from ibex_worker.pipeline.context import StageDeps
+from ibex_worker.pipeline.settling import fail_exhausted
+from ibex_worker.submit import submit
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ import time
 import psutil
 
 from tests.conftest import ROOT
-from worker.devstack.ports import free_port
+from ibex_worker.devstack.ports import free_port
 
 
 def _wait_for(path, needle, proc, timeout=150.0):
@@ -71,13 +71,13 @@ def test_ibex_up_runs_the_stack_refuses_a_second_copy_and_stops_cleanly(tmp_path
                IBEX_EMBEDDED_REDIS_PORT=str(redis_port), IBEX_WORKER_CONCURRENCY="1")
     out = tmp_path / "up.log"
     with open(out, "wb") as log:
-        up = subprocess.Popen([sys.executable, "-m", "worker.cli", "up"], env=env, cwd=ROOT, stdout=log,
+        up = subprocess.Popen([sys.executable, "-m", "ibex_worker.cli", "up"], env=env, cwd=ROOT, stdout=log,
                               stderr=subprocess.STDOUT, start_new_session=True)
     try:
         _wait_for(out, "IBEX stack is up", up)
         _wait_for(out, " ready.", up)
 
-        second = subprocess.run([sys.executable, "-m", "worker.cli", "up"], env=env, cwd=ROOT,
+        second = subprocess.run([sys.executable, "-m", "ibex_worker.cli", "up"], env=env, cwd=ROOT,
                                 capture_output=True, text=True, timeout=60)
         assert second.returncode == 3
         assert "already running" in second.stderr
@@ -85,7 +85,7 @@ def test_ibex_up_runs_the_stack_refuses_a_second_copy_and_stops_cleanly(tmp_path
         client_env = {**env, "IBEX_DATABASE_URL": f"postgresql+psycopg://postgres@127.0.0.1:{pg_port}/ibex",
                       "IBEX_REDIS_URL": f"redis://127.0.0.1:{redis_port}/0"}
         submitted = subprocess.run(
-            [sys.executable, "-m", "worker.cli", "submit", "--org", "acme", "--agent", "support-bot",
+            [sys.executable, "-m", "ibex_worker.cli", "submit", "--org", "acme", "--agent", "support-bot",
              "--source", "chat", "--content", "User prefers Python for data work", "--wait", "60"],
             env=client_env, cwd=ROOT, capture_output=True, text=True, timeout=120)
         assert submitted.returncode == 0, submitted.stdout + submitted.stderr

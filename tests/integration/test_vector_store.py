@@ -11,8 +11,8 @@ from pgvector.sqlalchemy import Vector
 from sqlalchemy import bindparam, text
 
 from tests.conftest import new_scope
-from worker.adapters.vector_store import PgVectorStore
-from worker.db import tenant_tx
+from ibex_worker.adapters.vector_store import PgVectorStore
+from ibex_worker.db import tenant_tx
 
 _INSERT = text(
     "INSERT INTO memories (org_id, agent_id, content, content_hash, source, status, embedding) "

@@ -1,4 +1,4 @@
-"""Coalesced wake-ups (``worker.publish.Waker``): a new job gets no message of its own while
+"""Coalesced wake-ups (``ibex_worker.publish.Waker``): a new job gets no message of its own while
 one to its stage is still pending, the delivery of that message claims it, a burst larger
 than a batch drains through chained wake-ups (no sweeper), and a lost wake-up holds new jobs
 for no longer than the flag's lifetime. Real Redis, real Celery worker, real PostgreSQL."""
@@ -10,10 +10,10 @@ import time
 import redis
 
 from tests.conftest import isolated_queues, make_settings, memory, new_scope, start_worker
-from worker import publish as publish_module
-from worker.celery_app import create_app
-from worker.publish import Waker, wake_flag
-from worker.submit import submit, wait_for_job
+from ibex_worker import publish as publish_module
+from ibex_worker.celery_app import create_app
+from ibex_worker.publish import Waker, wake_flag
+from ibex_worker.submit import submit, wait_for_job
 
 
 def _setup(infra, prefix, **extra):

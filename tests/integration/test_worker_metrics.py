@@ -7,8 +7,8 @@ import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.conftest import isolated_queues, make_settings, memory, new_scope, start_worker, submit_and_wait
-from worker.celery_app import create_app
-from worker.devstack.ports import free_port
+from ibex_worker.celery_app import create_app
+from ibex_worker.devstack.ports import free_port
 
 
 def test_the_worker_metrics_endpoint_shows_the_stages_its_pool_processes_ran(infra, engine):

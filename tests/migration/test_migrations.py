@@ -8,7 +8,7 @@ import uuid
 import psycopg
 import pytest
 
-from worker import migrate
+from ibex_worker import migrate
 
 TABLES = {"memories", "memory_labels", "memory_relationships", "memory_conflict_escalations",
           "memory_write_jobs", "memory_idempotency_keys", "api_keys", "memory_agent_corpus"}

@@ -12,7 +12,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from tests.conftest import ROOT, make_settings
-from worker.devstack.ports import free_port
+from ibex_worker.devstack.ports import free_port
 
 MODEL_LIBRARIES = ("spacy", "presidio_analyzer", "presidio_anonymizer", "torch", "sentence_transformers",
                    "transformers", "thinc")
@@ -20,7 +20,7 @@ WELL_FORMED_KEY = "ibex_" + "A" * 43
 
 
 def _app(**overrides):
-    from api.app import create_app
+    from ibex_api.app import create_app
 
     # A port nothing listens on: any request that reaches PostgreSQL finds it down.
     url = f"postgresql+psycopg://postgres@127.0.0.1:{free_port()}/ibex"
@@ -28,8 +28,8 @@ def _app(**overrides):
 
 
 def test_importing_and_building_the_api_loads_no_model_library():
-    code = ("import sys, json; import api.app; from worker.config import Settings; "
-            "api.app.create_app(Settings(environment='test')); "
+    code = ("import sys, json; import ibex_api.app; from ibex_worker.config import Settings; "
+            "ibex_api.app.create_app(Settings(environment='test')); "
             f"print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in {MODEL_LIBRARIES!r})))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
@@ -80,7 +80,7 @@ def test_request_schemas_state_the_bounds_in_force():
     ("handling=lenient; wait=5", None),
 ])
 def test_prefer_wait_is_read_as_rfc_7240_asks_and_capped(header, expected):
-    from api.routes.memories import prefer_wait
+    from ibex_api.routes.memories import prefer_wait
 
     assert prefer_wait(header, 30) == expected
 

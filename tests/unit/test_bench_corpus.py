@@ -78,8 +78,8 @@ def test_supersession_chains_are_back_to_back_intervals_of_one_agent(items) -> N
 
 
 def test_bodies_pass_the_api_validation(items) -> None:
-    from worker.config import Settings
-    from worker.pipeline.validate import validate_request
+    from ibex_worker.config import Settings
+    from ibex_worker.pipeline.validate import validate_request
 
     settings = Settings(environment="test")
     for it in items[:400]:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from tests.conftest import make_settings
-from worker.config import STAGES
-from worker.publish import task_name
-from worker.tasks import worker_app
+from ibex_worker.config import STAGES
+from ibex_worker.publish import task_name
+from ibex_worker.tasks import worker_app
 
 
 def test_delivery_safety_defaults_are_set():

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from worker.cli import build_parser
-from worker.config import Settings
+from ibex_worker.cli import build_parser
+from ibex_worker.config import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())

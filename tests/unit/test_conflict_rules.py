@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from worker.pipeline.conflict import Fact, overlaps, plan
+from ibex_worker.pipeline.conflict import Fact, overlaps, plan
 
 JAN = datetime(2024, 1, 1, tzinfo=timezone.utc)
 MAR = datetime(2024, 3, 1, tzinfo=timezone.utc)
@@ -145,8 +145,8 @@ def test_a_write_with_nothing_to_compare_opens_no_transaction(quarantined, enabl
     from types import SimpleNamespace
 
     from tests.conftest import make_settings
-    from worker.pipeline import conflict
-    from worker.pipeline.context import WriteContext
+    from ibex_worker.pipeline import conflict
+    from ibex_worker.pipeline.context import WriteContext
 
     ctx = WriteContext(job_id="j", org_id="o", agent_id="a", request={})
     ctx.quarantine_reasons = ["pii"] if quarantined else []

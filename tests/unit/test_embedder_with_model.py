@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from worker.adapters.embedder import ENCODE_TEXTS_PER_THREAD, SentenceTransformerEmbedder
-from worker.store.vectors import EMBEDDING_DIM
+from ibex_worker.adapters.embedder import ENCODE_TEXTS_PER_THREAD, SentenceTransformerEmbedder
+from ibex_worker.store.vectors import EMBEDDING_DIM
 
 TEXTS = [
     "User prefers tea.",

@@ -9,8 +9,8 @@ from datetime import datetime, timezone
 import pytest
 
 from tests.conftest import make_settings
-from worker.escalations.apply import close_interval
-from worker.escalations.classifiers import (
+from ibex_worker.escalations.apply import close_interval
+from ibex_worker.escalations.classifiers import (
     OUTCOMES, MemoryFact, RulesClassifier, build_request, order_pair, parse_answer, rules_verdict, tokens,
 )
 
@@ -118,7 +118,7 @@ def test_a_long_reason_is_bounded():
 def test_the_request_holds_the_redacted_facts_and_nothing_that_identifies_the_tenant():
     older = fact("11111111-1111-1111-1111-111111111111", at(1), content="Mail [EMAIL_ADDRESS] on Mondays.")
     newer = fact("22222222-2222-2222-2222-222222222222", at(6), content="Mail [EMAIL_ADDRESS] on Fridays.")
-    from worker.escalations.classifiers import ConflictPair
+    from ibex_worker.escalations.classifiers import ConflictPair
 
     body = build_request("m-1", ConflictPair(older, newer, 0.97, "overlapping_intervals"))
     assert body["model"] == "m-1" and body["temperature"] == 0

@@ -11,27 +11,30 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("api", "worker")
+# The folders install under these import names (pyproject.toml); importing a folder's own
+# name works only from a checkout and would load a second copy of the module.
+IMPORT_NAMES = {"api": "ibex_api", "worker": "ibex_worker"}
 
 # Lowest first: a module may import modules of its own layer and of the layers below.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("worker.pii",),  # pure text analysis
-    ("worker.store",),  # SQL
-    ("worker.adapters", "worker.publish", "worker.celery_app"),  # models, vectors, read cache, broker
-    ("worker.pipeline",),
-    ("worker.escalations", "worker.submit", "worker.reads", "worker.review", "worker.runtime",
-     "worker.tasks", "worker.backlog", "worker.apikeys", "worker.migrate", "worker.sweeper", "worker.cli",
-     "worker.review_cli", "worker.devstack"),  # services, processes and their tools
-    ("api",),
+    ("ibex_worker.pii",),  # pure text analysis
+    ("ibex_worker.store",),  # SQL
+    ("ibex_worker.adapters", "ibex_worker.publish", "ibex_worker.celery_app"),  # models, vectors, read cache, broker
+    ("ibex_worker.pipeline",),
+    ("ibex_worker.escalations", "ibex_worker.submit", "ibex_worker.reads", "ibex_worker.review", "ibex_worker.runtime",
+     "ibex_worker.tasks", "ibex_worker.backlog", "ibex_worker.apikeys", "ibex_worker.migrate", "ibex_worker.sweeper", "ibex_worker.cli",
+     "ibex_worker.review_cli", "ibex_worker.devstack"),  # services, processes and their tools
+    ("ibex_api",),
 )
 # Anyone may import the core; the core itself imports only the core and the layers up to the
-# store (``worker.db`` sets the tenant through ``worker.store.session``).
-CORE = ("worker.config", "worker.errors", "worker.logs", "worker.metrics", "worker.db", "worker.retry",
-        "worker.cursor", "worker.limits")
-CORE_REACHES = LAYERS.index(("worker.store",))
+# store (``ibex_worker.db`` sets the tenant through ``ibex_worker.store.session``).
+CORE = ("ibex_worker.config", "ibex_worker.errors", "ibex_worker.logs", "ibex_worker.metrics", "ibex_worker.db", "ibex_worker.retry",
+        "ibex_worker.cursor", "ibex_worker.limits")
+CORE_REACHES = LAYERS.index(("ibex_worker.store",))
 # The worker modules the API may import (a package stands for its modules).
-API_MAY_IMPORT = CORE + ("worker.celery_app", "worker.publish", "worker.backlog", "worker.apikeys", "worker.submit",
-                         "worker.reads", "worker.review", "worker.migrate", "worker.runtime",
-                         "worker.escalations.service", "worker.store")
+API_MAY_IMPORT = CORE + ("ibex_worker.celery_app", "ibex_worker.publish", "ibex_worker.backlog", "ibex_worker.apikeys", "ibex_worker.submit",
+                         "ibex_worker.reads", "ibex_worker.review", "ibex_worker.migrate", "ibex_worker.runtime",
+                         "ibex_worker.escalations.service", "ibex_worker.store")
 
 
 def _within(module: str, prefix: str) -> bool:
@@ -44,7 +47,7 @@ def layer_of(module: str) -> int | None:
 
 
 def _is_core(module: str) -> bool:
-    return module in CORE or module == "worker"  # the package's own __init__ sits with the core
+    return module in CORE or module == "ibex_worker"  # the package's own __init__ sits with the core
 
 
 def _reach(module: str) -> int | None:
@@ -63,7 +66,7 @@ def imported_modules(source: str, module: str, *, is_package: bool, known: set[s
         elif isinstance(node, ast.ImportFrom):
             base = _absolute(node, package)
             found.update(f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base for alias in node.names)
-    return {name for name in found if name.split(".")[0] in PACKAGES}
+    return {name for name in found if name.split(".")[0] in (*PACKAGES, *IMPORT_NAMES.values())}
 
 
 def _absolute(node: ast.ImportFrom, package: str) -> str:
@@ -77,17 +80,22 @@ def _absolute(node: ast.ImportFrom, package: str) -> str:
 def violations(module: str, imports: Iterable[str]) -> list[str]:
     """Every import of ``module`` its place forbids, as a sentence. A module with no place
     has none here: ``test_every_module_has_a_place_in_the_layers`` names it."""
-    if _within(module, "api"):
-        return [f"{module} imports {name}, which is not made for the API" for name in sorted(imports)
-                if _within(name, "worker") and not any(_within(name, allowed) for allowed in API_MAY_IMPORT)]
+    by_folder = [f"{module} imports {name} by its folder's name, not as {IMPORT_NAMES[name.split('.')[0]]}"
+                 for name in sorted(imports) if name.split(".")[0] in PACKAGES]
+    imports = [name for name in imports if name.split(".")[0] not in PACKAGES]
+    if _within(module, "ibex_api"):
+        return by_folder + [
+            f"{module} imports {name}, which is not made for the API" for name in sorted(imports)
+            if _within(name, "ibex_worker") and not any(_within(name, allowed) for allowed in API_MAY_IMPORT)]
     reach = _reach(module)
-    return [f"{module} imports {name}, which belongs to a higher layer" for name in sorted(imports)
+    return by_folder + [f"{module} imports {name}, which belongs to a higher layer" for name in sorted(imports)
             if reach is not None and not _is_core(name) and (layer_of(name) or 0) > reach]
 
 
 def _modules() -> dict[str, Path]:
     paths = sorted(p for package in PACKAGES for p in (ROOT / package).rglob("*.py"))
-    return {".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__"): p for p in paths}
+    return {".".join((IMPORT_NAMES[p.relative_to(ROOT).parts[0]], *p.relative_to(ROOT).with_suffix("").parts[1:]))
+            .removesuffix(".__init__"): p for p in paths}
 
 
 def _violations_in(package: str) -> list[str]:
@@ -106,17 +114,17 @@ def test_every_module_has_a_place_in_the_layers():
 
 
 def test_no_worker_module_imports_one_of_a_higher_layer():
-    assert _violations_in("worker") == []
+    assert _violations_in("ibex_worker") == []
 
 
 def test_the_api_imports_only_the_worker_modules_made_for_it():
-    assert _violations_in("api") == []
+    assert _violations_in("ibex_api") == []
 
 
 # The checker itself, on small made-up modules.
 
-KNOWN = {"worker.pipeline", "worker.pipeline.persist", "worker.pipeline.conflict", "worker.store",
-         "worker.store.memories", "worker.limits", "worker.review"}
+KNOWN = {"ibex_worker.pipeline", "ibex_worker.pipeline.persist", "ibex_worker.pipeline.conflict", "ibex_worker.store",
+         "ibex_worker.store.memories", "ibex_worker.limits", "ibex_worker.review"}
 
 
 def _check(module: str, source: str, *, is_package: bool = False) -> list[str]:
@@ -124,28 +132,33 @@ def _check(module: str, source: str, *, is_package: bool = False) -> list[str]:
 
 
 def test_an_upward_import_inside_a_function_is_caught():
-    source = "def bump():\n    from worker.pipeline import persist\n    return persist\n"
-    assert _check("worker.store.memories", source) == [
-        "worker.store.memories imports worker.pipeline.persist, which belongs to a higher layer"]
+    source = "def bump():\n    from ibex_worker.pipeline import persist\n    return persist\n"
+    assert _check("ibex_worker.store.memories", source) == [
+        "ibex_worker.store.memories imports ibex_worker.pipeline.persist, which belongs to a higher layer"]
 
 
 def test_an_upward_relative_import_is_caught():
-    assert _check("worker.adapters.cache", "from ..pipeline.persist import PersistOutcome\n") == [
-        "worker.adapters.cache imports worker.pipeline.persist, which belongs to a higher layer"]
+    assert _check("ibex_worker.adapters.cache", "from ..pipeline.persist import PersistOutcome\n") == [
+        "ibex_worker.adapters.cache imports ibex_worker.pipeline.persist, which belongs to a higher layer"]
 
 
 def test_a_module_may_import_its_own_layer_the_layers_below_and_the_core():
-    source = "import json\nfrom worker.store import memories\nfrom worker.limits import MAX_LABELS\nfrom . import conflict\n"
-    assert _check("worker.pipeline.persist", source) == []
+    source = "import json\nfrom ibex_worker.store import memories\nfrom ibex_worker.limits import MAX_LABELS\nfrom . import conflict\n"
+    assert _check("ibex_worker.pipeline.persist", source) == []
 
 
 def test_a_core_module_reaches_no_higher_than_the_store():
-    assert _check("worker.db", "from worker.store import memories\n") == []
-    assert _check("worker.db", "from worker import review\n") == [
-        "worker.db imports worker.review, which belongs to a higher layer"]
+    assert _check("ibex_worker.db", "from ibex_worker.store import memories\n") == []
+    assert _check("ibex_worker.db", "from ibex_worker import review\n") == [
+        "ibex_worker.db imports ibex_worker.review, which belongs to a higher layer"]
 
 
 def test_the_api_may_not_reach_past_the_modules_made_for_it():
-    assert _check("api.schemas", "from worker.pipeline.persist import DECIDED_BY\n") == [
-        "api.schemas imports worker.pipeline.persist, which is not made for the API"]
-    assert _check("api.schemas", "from worker.limits import MAX_LABELS\nfrom worker import review\n") == []
+    assert _check("ibex_api.schemas", "from ibex_worker.pipeline.persist import DECIDED_BY\n") == [
+        "ibex_api.schemas imports ibex_worker.pipeline.persist, which is not made for the API"]
+    assert _check("ibex_api.schemas", "from ibex_worker.limits import MAX_LABELS\nfrom ibex_worker import review\n") == []
+
+
+def test_a_module_imported_by_its_folder_name_is_caught():
+    assert _check("ibex_worker.pipeline.persist", "from worker.store import memories\n") == [
+        "ibex_worker.pipeline.persist imports worker.store by its folder's name, not as ibex_worker"]

@@ -8,9 +8,9 @@ import re
 
 import pytest
 
-from worker.pii import addresses, identifiers, name_neighbours, names, numbers
-from worker.pii.casing import canonical_view
-from worker.pii.checksums import iban_valid, luhn_valid, nhs_valid, verhoeff_valid
+from ibex_worker.pii import addresses, identifiers, name_neighbours, names, numbers
+from ibex_worker.pii.casing import canonical_view
+from ibex_worker.pii.checksums import iban_valid, luhn_valid, nhs_valid, verhoeff_valid
 
 
 def _found(finder, text):

@@ -8,10 +8,10 @@ from __future__ import annotations
 import re
 
 from tests.conftest import make_settings
-from worker.adapters.redactor import RedactionOutcome
-from worker.pii.policy import Finding
-from worker.pipeline import pii
-from worker.pipeline.context import StageDeps, WriteContext
+from ibex_worker.adapters.redactor import RedactionOutcome
+from ibex_worker.pii.policy import Finding
+from ibex_worker.pipeline import pii
+from ibex_worker.pipeline.context import StageDeps, WriteContext
 
 CANARY = "Zxqv Canary"
 UNSURE = "7777-UNSURE"

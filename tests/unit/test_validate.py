@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from tests.conftest import make_settings
-from worker.errors import ValidationFailed
-from worker.pipeline.labels import normalise
-from worker.pipeline.validate import validate_request
+from ibex_worker.errors import ValidationFailed
+from ibex_worker.pipeline.labels import normalise
+from ibex_worker.pipeline.validate import validate_request
 
 SETTINGS = make_settings()
 CANARY = "canary-7f3a9c-secret"

@@ -10,7 +10,7 @@ import os
 from collections.abc import Sequence
 from typing import Protocol
 
-from worker.store.vectors import EMBEDDING_DIM
+from ibex_worker.store.vectors import EMBEDDING_DIM
 
 # Texts per forward pass, per torch thread. sentence-transformers sorts a call's texts by
 # length and pads each forward pass to its longest text, and attention grows with the

@@ -4,7 +4,7 @@ Presidio supplies the engine, spaCy NER (names), e-mail, phone numbers validated
 ``phonenumbers`` for many regions, IBAN with its checksum, US SSN/ITIN with context words,
 Bitcoin checksums, IP addresses, and checksum-validated national identifiers (UK NINO,
 Indian PAN, Italian codice fiscale, Spanish NIF/NIE, Singapore NRIC/FIN). The
-``worker.pii`` finders add what Presidio lacks: phone numbers in any format with context,
+``ibex_worker.pii`` finders add what Presidio lacks: phone numbers in any format with context,
 payment cards of every network and length (a mistyped one is masked, not dropped),
 mistyped IBANs, Ethereum and case-folded Bitcoin addresses, identifiers announced by their
 name, postal addresses, and names announced by a greeting, sign-off, form field or family
@@ -24,12 +24,12 @@ from presidio_analyzer.predefined_recognizers import (CryptoRecognizer, EmailRec
                                                       SgFinRecognizer, SpacyRecognizer, UkNinoRecognizer,
                                                       UsItinRecognizer, UsSsnRecognizer)
 
-from worker.pii import addresses, identifiers, languages, name_neighbours, name_words, names, numbers
-from worker.pii.casing import View
-from worker.pii.context import Cues, words_before
-from worker.pii.lexicon import capitalised_share, gazetteer, places
-from worker.pii.policy import Finding
-from worker.pii.vocab import BRANDS, CALENDAR_WORDS, DEMONYMS, NOT_A_PERSON
+from ibex_worker.pii import addresses, identifiers, languages, name_neighbours, name_words, names, numbers
+from ibex_worker.pii.casing import View
+from ibex_worker.pii.context import Cues, words_before
+from ibex_worker.pii.lexicon import capitalised_share, gazetteer, places
+from ibex_worker.pii.policy import Finding
+from ibex_worker.pii.vocab import BRANDS, CALENDAR_WORDS, DEMONYMS, NOT_A_PERSON
 
 # Regions whose numbering plans ``phonenumbers`` checks a number without "+" against.
 PHONE_REGIONS = ("US", "GB", "IE", "DE", "AT", "CH", "FR", "BE", "NL", "ES", "PT", "IT", "PL", "SE", "NO", "DK",
@@ -78,7 +78,7 @@ def entity_type(tagged: str) -> tuple[str, str]:
 
 
 class FunctionRecognizer(LocalRecognizer):
-    """A Presidio recognizer around a ``worker.pii`` finder (text -> hits). With
+    """A Presidio recognizer around a ``ibex_worker.pii`` finder (text -> hits). With
     ``with_entities`` the finder also gets spaCy's entity spans ``(start, end, label)``."""
 
     def __init__(self, name: str, entities: Sequence[str], find: Callable[..., list[numbers.Hit]], *,
@@ -228,7 +228,7 @@ def _completed_names(text: str, findings: list[Finding]) -> list[Finding]:
 
 def _names_of_foreign_text(text: str, findings: list[Finding]) -> list[Finding]:
     """In a sentence of another language, a person found by a tagger or the gazetteer keeps only
-    its words that are names (see ``worker.pii.languages``); a cue's name stands."""
+    its words that are names (see ``ibex_worker.pii.languages``); a cue's name stands."""
     out = []
     for f in findings:
         if f.entity_type != "PERSON" or f.recognizer == CUED:

@@ -1,6 +1,6 @@
 """PII detection and redaction: the ``Redactor`` seam and its Presidio implementation.
 
-Each text is analysed in its canonical view (``worker.pii.casing``: whitespace collapsed,
+Each text is analysed in its canonical view (``ibex_worker.pii.casing``: whitespace collapsed,
 case folded, truecased), so the result does not depend on the producer's casing or
 spacing. One spaCy pass over the view serves Presidio (through ``process_batch``) and the
 conflict stage's subject key, which is read from the same parse with every masked span
@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from worker.adapters.subjects import subject_key_from_doc
-from worker.pii.casing import View, canonical_view
-from worker.pii.policy import (Decision, Finding, RedactionPolicy, apply_placeholders, build_report,
+from ibex_worker.adapters.subjects import subject_key_from_doc
+from ibex_worker.pii.casing import View, canonical_view
+from ibex_worker.pii.policy import (Decision, Finding, RedactionPolicy, apply_placeholders, build_report,
                                classify_findings)
 
 __all__ = ["Finding", "PresidioRedactor", "RedactionOutcome", "RedactionPolicy", "Redactor"]
@@ -51,13 +51,13 @@ class Redactor(Protocol):
 
 class PresidioRedactor:
     """Presidio ``AnalyzerEngine`` over an already-loaded spaCy pipeline (one copy in memory),
-    with the recognizers of ``worker.adapters.recognizers``."""
+    with the recognizers of ``ibex_worker.adapters.recognizers``."""
 
     def __init__(self, nlp: Any, policy: RedactionPolicy, *, model_name: str) -> None:
         from presidio_analyzer import AnalyzerEngine
         from presidio_analyzer.nlp_engine import NerModelConfiguration, SpacyNlpEngine
 
-        from worker.adapters.recognizers import build_registry, entity_type, pin_tldextract_offline
+        from ibex_worker.adapters.recognizers import build_registry, entity_type, pin_tldextract_offline
 
         pin_tldextract_offline()
         engine = SpacyNlpEngine(models=[{"lang_code": "en", "model_name": model_name}],
@@ -84,7 +84,7 @@ class PresidioRedactor:
         return [self._redact(view, artifacts) for view, (_, artifacts) in zip(views, batch, strict=True)]
 
     def _redact(self, view: View, artifacts: Any) -> RedactionOutcome:
-        from worker.adapters.recognizers import refine
+        from ibex_worker.adapters.recognizers import refine
 
         results = self._analyzer.analyze(
             text=view.text, language="en", entities=self._entities,
@@ -105,7 +105,7 @@ class PresidioRedactor:
 
 
 def _finding(result: Any) -> Finding:
-    from worker.adapters.recognizers import entity_type
+    from ibex_worker.adapters.recognizers import entity_type
 
     base, recognizer = entity_type(result.entity_type)
     name = recognizer or (result.recognition_metadata or {}).get(result.RECOGNIZER_NAME_KEY, "")

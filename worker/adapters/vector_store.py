@@ -1,9 +1,9 @@
 """The ``VectorStore`` seam (ADR-0055: near-dup goes through ``search``; its only vector SQL
-is ``worker.store.vectors``, behind the pgvector implementation here).
+is ``ibex_worker.store.vectors``, behind the pgvector implementation here).
 
 ``search`` returns candidates with similarity >= ``min_similarity``, best first. The
 pgvector implementation searches the writing agent's own active rows only: the best
-``coarse`` by sign sketch, re-ranked by cosine (``worker.store.vectors`` says how and why).
+``coarse`` by sign sketch, re-ranked by cosine (``ibex_worker.store.vectors`` says how and why).
 The threshold is applied after the top k, never in the WHERE clause (an iterative scan with
 a threshold runs to its limit when nothing matches).
 """
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from worker.store import vectors
+from ibex_worker.store import vectors
 
 
 @dataclass(frozen=True)

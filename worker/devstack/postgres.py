@@ -18,16 +18,16 @@ from pathlib import Path
 
 import psutil
 
-from worker.devstack.ports import LOCALHOST, free_port, port_is_free, port_is_open
-from worker.devstack.postgres_binaries import (
+from ibex_worker.devstack.ports import LOCALHOST, free_port, port_is_free, port_is_open
+from ibex_worker.devstack.postgres_binaries import (
     ServiceUser,
     describe,
     ensure_bin_permissions,
     pgserver_utils,
     run_tool,
 )
-from worker.devstack.postgres_config import configured_port, write_config
-from worker.devstack.process import process_alive, tail, wait_dead
+from ibex_worker.devstack.postgres_config import configured_port, write_config
+from ibex_worker.devstack.process import process_alive, tail, wait_dead
 
 logger = logging.getLogger(__name__)
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from worker.devstack.ports import LOCALHOST, remembered_port
-from worker.devstack.postgres_binaries import ServiceUser
+from ibex_worker.devstack.ports import LOCALHOST, remembered_port
+from ibex_worker.devstack.postgres_binaries import ServiceUser
 
 CONF_NAME = "ibex.conf"
 INCLUDE_LINE = f"include_if_exists = '{CONF_NAME}'"
@@ -57,7 +57,7 @@ def write_config(data_dir: Path, port: int, fsync: bool, service: ServiceUser) -
         "logging_collector": "off",
         **PRIVACY_SETTINGS,
     }
-    body = "# Written by worker.devstack on every start; edits are overwritten.\n" + "".join(
+    body = "# Written by ibex_worker.devstack on every start; edits are overwritten.\n" + "".join(
         f"{key} = {value}\n" for key, value in settings.items()
     )
     conf = data_dir / CONF_NAME

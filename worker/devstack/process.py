@@ -16,12 +16,12 @@ from pathlib import Path
 
 import psutil
 
-IBEX_COMMAND = (sys.executable, "-m", "worker.cli")
+IBEX_COMMAND = (sys.executable, "-m", "ibex_worker.cli")
 KILL_WAIT_S = 30.0  # after SIGKILL, only an uninterruptible process takes longer to go
 
 
 class Proc:
-    """``python -m worker.cli <command>`` in a session of its own, so that a signal reaches it
+    """``python -m ibex_worker.cli <command>`` in a session of its own, so that a signal reaches it
     and every process it forks (Celery pool, uvicorn workers) as one group.
 
     With ``log_path``, stdout and stderr are appended to that file (its folder is created);

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import psutil
 
-from worker.devstack.ports import LOCALHOST, free_port, port_is_free, port_is_open, remembered_port
-from worker.devstack.process import process_alive, tail, wait_dead
+from ibex_worker.devstack.ports import LOCALHOST, free_port, port_is_free, port_is_open, remembered_port
+from ibex_worker.devstack.process import process_alive, tail, wait_dead
 
 logger = logging.getLogger(__name__)
 

@@ -19,13 +19,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from worker import apikeys, migrate
-from worker.db import make_engine
-from worker.devstack.lock import StackLock
-from worker.devstack.ports import bindable_port
-from worker.devstack.postgres import EmbeddedPostgres
-from worker.devstack.process import Proc
-from worker.devstack.redis import EmbeddedRedis
+from ibex_worker import apikeys, migrate
+from ibex_worker.db import make_engine
+from ibex_worker.devstack.lock import StackLock
+from ibex_worker.devstack.ports import bindable_port
+from ibex_worker.devstack.postgres import EmbeddedPostgres
+from ibex_worker.devstack.process import Proc
+from ibex_worker.devstack.redis import EmbeddedRedis
 
 DEV_ORG = "acme"  # the org of the development API key `ibex up` creates
 SHUTDOWN_GRACE_S = 20.0  # from SIGTERM to SIGKILL, shared by every child

@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from worker.escalations.classifiers import MemoryFact, order_pair
-from worker.store import corpus, escalations, memories, relationships
+from ibex_worker.escalations.classifiers import MemoryFact, order_pair
+from ibex_worker.store import corpus, escalations, memories, relationships
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ class Applied:
 
 def apply(conn: Any, escalation: Any, decision: Decision) -> Applied:
     """Apply ``decision`` to the ``escalation`` row, which the caller has locked
-    (``worker.store.escalations.lock`` or ``lock_claimed``) and checked may still be decided.
+    (``ibex_worker.store.escalations.lock`` or ``lock_claimed``) and checked may still be decided.
     The caller owns the transaction."""
     evidence = {"escalation_id": str(escalation.id), "decided_by": decision.decided_by, "reason": decision.reason,
                 **decision.details}

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
-from worker.config import OPENAI_RETRY_BACKOFF_CAP_SECONDS
-from worker.errors import TransientError
+from ibex_worker.config import OPENAI_RETRY_BACKOFF_CAP_SECONDS
+from ibex_worker.errors import TransientError
 
 OUTCOMES = ("supersedes", "contradicts", "compatible", "needs_review")
 REASON_MAX_CHARS = 500  # a model's reason is stored, bounded; it is never logged

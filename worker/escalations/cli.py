@@ -41,13 +41,13 @@ def _dispatch(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from worker.config import get_settings
-    from worker.db import make_engine
-    from worker.escalations.classifiers import build_classifier
-    from worker.escalations.poller import Poller, install_signal_handlers
-    from worker.logs import configure_logging
-    from worker.metrics import get_metrics
-    from worker.runtime import read_cache
+    from ibex_worker.config import get_settings
+    from ibex_worker.db import make_engine
+    from ibex_worker.escalations.classifiers import build_classifier
+    from ibex_worker.escalations.poller import Poller, install_signal_handlers
+    from ibex_worker.logs import configure_logging
+    from ibex_worker.metrics import get_metrics
+    from ibex_worker.runtime import read_cache
 
     settings = get_settings()
     configure_logging(settings.log_format, settings.log_level)
@@ -73,7 +73,7 @@ def _schema_ready(url: str, stop: threading.Event) -> bool:
     import psycopg
     import structlog
 
-    from worker import migrate
+    from ibex_worker import migrate
 
     log = structlog.get_logger("ibex.escalations")
     wait = 0.5
@@ -106,15 +106,15 @@ def _mark_metrics_dead() -> None:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from worker.escalations.service import list_escalations
+    from ibex_worker.escalations.service import list_escalations
 
     return _print_or_fail(lambda engine: list_escalations(engine, args.org, args.status, args.limit, args.cursor))
 
 
 def cmd_resolve(args: argparse.Namespace) -> int:
-    from worker.escalations.service import resolve
+    from ibex_worker.escalations.service import resolve
 
-    from worker.runtime import read_cache, shared_redactor
+    from ibex_worker.runtime import read_cache, shared_redactor
 
     user = args.user or getpass.getuser()
     settings = _settings()
@@ -124,15 +124,15 @@ def cmd_resolve(args: argparse.Namespace) -> int:
 
 
 def _settings() -> Any:
-    from worker.config import get_settings
+    from ibex_worker.config import get_settings
 
     return get_settings()
 
 
 def _print_or_fail(action: Callable[[Any], dict[str, Any]]) -> int:
-    from worker.db import get_engine
-    from worker.errors import IbexError
-    from worker.logs import configure_logging
+    from ibex_worker.db import get_engine
+    from ibex_worker.errors import IbexError
+    from ibex_worker.logs import configure_logging
 
     settings = _settings()
     configure_logging(settings.log_format, settings.log_level)  # logs to stderr; stdout is the JSON answer

@@ -23,13 +23,13 @@ from typing import Any
 
 import structlog
 
-from worker.db import tenant_tx
-from worker.errors import IbexError, TransientError
-from worker.escalations import apply as applying
-from worker.escalations import queue
-from worker.escalations.classifiers import ConflictClassifier, ConflictPair, Verdict, order_pair
-from worker.retry import backoff_seconds
-from worker.store import escalations
+from ibex_worker.db import tenant_tx
+from ibex_worker.errors import IbexError, TransientError
+from ibex_worker.escalations import apply as applying
+from ibex_worker.escalations import queue
+from ibex_worker.escalations.classifiers import ConflictClassifier, ConflictPair, Verdict, order_pair
+from ibex_worker.retry import backoff_seconds
+from ibex_worker.store import escalations
 
 log = structlog.get_logger("ibex.escalations")
 

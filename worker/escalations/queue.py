@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from worker.db import maint_tx, tenant_tx
-from worker.escalations.classifiers import MemoryFact
-from worker.store import escalations, memories
+from ibex_worker.db import maint_tx, tenant_tx
+from ibex_worker.escalations.classifiers import MemoryFact
+from ibex_worker.store import escalations, memories
 
 BACKLOG_STATUSES = ("pending", "claimed", "needs_review", "dead")
 

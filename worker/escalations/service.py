@@ -22,16 +22,16 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from worker.cursor import page, page_start
-from worker.db import tenant_tx
-from worker.errors import FieldIssue, IbexError, TransientError, ValidationFailed
-from worker.escalations import apply as applying
-from worker.limits import LIST_LIMIT_MAX, NOTE_MAX_CHARS
-from worker.store import escalations
+from ibex_worker.cursor import page, page_start
+from ibex_worker.db import tenant_tx
+from ibex_worker.errors import FieldIssue, IbexError, TransientError, ValidationFailed
+from ibex_worker.escalations import apply as applying
+from ibex_worker.limits import LIST_LIMIT_MAX, NOTE_MAX_CHARS
+from ibex_worker.store import escalations
 
 if TYPE_CHECKING:
-    from worker.adapters.cache import ReadCache
-    from worker.adapters.redactor import Redactor
+    from ibex_worker.adapters.cache import ReadCache
+    from ibex_worker.adapters.redactor import Redactor
 
 log = structlog.get_logger("ibex.escalations")
 
@@ -133,7 +133,7 @@ def _redacted_note(note: str, note_redactor: Callable[[], Redactor] | None) -> s
 
 
 def _after_commit(cache: ReadCache | None, org_id: str, applied: applying.Applied) -> None:
-    from worker.metrics import get_metrics
+    from ibex_worker.metrics import get_metrics
 
     get_metrics().conflict_decided(applied.outcome)
     if cache is not None and applied.superseded:

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import re
 
-from worker.pii.address_words import (ADDRESS_PARTICLES, BOXES, BUILDINGS, FOREIGN_PREFIXES, FUNCTION_WORDS,
+from ibex_worker.pii.address_words import (ADDRESS_PARTICLES, BOXES, BUILDINGS, FOREIGN_PREFIXES, FUNCTION_WORDS,
                                       REGION_WORDS, STREET_PREFIXES, STREET_SUFFIXES, STREET_TYPES, UNITS)
-from worker.pii.lexicon import capitalised_share, is_common, places
-from worker.pii.numbers import LIKELY, Hit
+from ibex_worker.pii.lexicon import capitalised_share, is_common, places
+from ibex_worker.pii.numbers import LIKELY, Hit
 
 _W = r"[^\W\d_][\w'’.\-]*"  # a word (letters first; may hold digits, dots, hyphens)
 _NUM = r"\d+[a-z]?(?:[/\-]\d+[a-z]?)*"

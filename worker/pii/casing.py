@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from worker.pii.lexicon import is_common
+from ibex_worker.pii.lexicon import is_common
 
 # A word: letters (apostrophes and hyphens inside), not glued to digits or underscores (ids stay
 # as typed). A hyphenated compound is cased as one word: ``min-jun`` -> ``Min-Jun``.

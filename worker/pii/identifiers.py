@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import re
 
-from worker.pii.checksums import cn_resident_id_valid, es_dni_valid
-from worker.pii.context import words_before
-from worker.pii.numbers import BUSINESS, LIKELY, NAMED, Hit
+from ibex_worker.pii.checksums import cn_resident_id_valid, es_dni_valid
+from ibex_worker.pii.context import words_before
+from ibex_worker.pii.numbers import BUSINESS, LIKELY, NAMED, Hit
 
 # keyword -> entity type. The value follows the keyword (and "number", "no", ":" ...).
 ID_KEYWORDS: dict[str, str] = {

@@ -17,7 +17,7 @@ from functools import lru_cache
 
 from spacy.lang.en.stop_words import STOP_WORDS as ENGLISH_STOP_WORDS
 
-from worker.pii.lexicon import common_words, gazetteer
+from ibex_worker.pii.lexicon import common_words, gazetteer
 
 # spaCy's stop-word lists of the languages users of an English service most often mix in.
 _SPACY_LANGUAGES = ("es", "de", "fr", "pt", "it", "nl", "id", "tl", "tr", "vi", "ro", "sv", "nb", "da", "pl", "ca")

@@ -16,7 +16,7 @@ _SUFFIXES = ("'s", "’s", "s", "es", "ed", "d", "ing", "ly", "er", "ers", "est"
 
 
 def _table(name: str) -> dict[str, str]:
-    data = resources.files("worker.pii").joinpath(f"data/{name}").read_bytes()
+    data = resources.files("ibex_worker.pii").joinpath(f"data/{name}").read_bytes()
     table: dict[str, str] = {}
     for line in gzip.decompress(data).decode("utf-8").splitlines():
         word, _, value = line.partition("\t")
@@ -40,7 +40,7 @@ def gazetteer() -> dict[str, str]:
 @lru_cache(maxsize=1)
 def places() -> frozenset[str]:
     """Cities, countries, continents and US states, lower case (``ops/pii/build_places.py``)."""
-    data = resources.files("worker.pii").joinpath("data/places.txt.gz").read_bytes()
+    data = resources.files("ibex_worker.pii").joinpath("data/places.txt.gz").read_bytes()
     return frozenset(gzip.decompress(data).decode("utf-8").splitlines())
 
 

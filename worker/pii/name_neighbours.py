@@ -16,11 +16,11 @@ from collections.abc import Sequence
 
 from spacy.lang.en.stop_words import STOP_WORDS
 
-from worker.pii.address_words import STREET_TYPES
-from worker.pii.lexicon import capitalised_share, gazetteer, places
-from worker.pii.name_words import ORG_WORDS, PARTICLES
-from worker.pii.names import CUE_WORDS, NAME_WORD, NAMED_ALONE, capitalised, given_name
-from worker.pii.numbers import Hit
+from ibex_worker.pii.address_words import STREET_TYPES
+from ibex_worker.pii.lexicon import capitalised_share, gazetteer, places
+from ibex_worker.pii.name_words import ORG_WORDS, PARTICLES
+from ibex_worker.pii.names import CUE_WORDS, NAME_WORD, NAMED_ALONE, capitalised, given_name
+from ibex_worker.pii.numbers import Hit
 
 MAX_NAME_WORDS = 4  # a completed name stops growing at this many words
 FAMILY_NAME_SHARE = 0.05  # a common word capitalised this often in running text may continue a name

@@ -15,10 +15,10 @@ from collections.abc import Sequence
 
 from spacy.lang.en.stop_words import STOP_WORDS
 
-from worker.pii.lexicon import capitalised_share, gazetteer, is_common, places
-from worker.pii.name_words import (ANNOUNCING, GROUP_MENTIONS, NOT_A_NAME_OBJECT, NOT_NAME_CONTEXT, ORG_WORDS,
+from ibex_worker.pii.lexicon import capitalised_share, gazetteer, is_common, places
+from ibex_worker.pii.name_words import (ANNOUNCING, GROUP_MENTIONS, NOT_A_NAME_OBJECT, NOT_NAME_CONTEXT, ORG_WORDS,
                                    PARTICLES, RELATIONS, TITLES, WEAK_CUES)
-from worker.pii.numbers import LIKELY, Hit
+from ibex_worker.pii.numbers import LIKELY, Hit
 
 NAME_WORD = r"[^\W\d_][^\W\d_'’\-]*(?:['’\-][^\W\d_]+)*"
 CUE_WORDS = {c for c in (*ANNOUNCING, *TITLES, *RELATIONS, *WEAK_CUES)}

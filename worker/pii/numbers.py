@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from worker.pii.checksums import iban_valid, luhn_valid
-from worker.pii.context import Cues, words_before
+from ibex_worker.pii.checksums import iban_valid, luhn_valid
+from ibex_worker.pii.context import Cues, words_before
 
 CERTAIN = 0.95
 LIKELY = 0.85

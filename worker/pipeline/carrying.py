@@ -21,12 +21,12 @@ from typing import Any
 
 import structlog
 
-from worker.config import STAGES
-from worker.db import maint_tx
-from worker.errors import LeaseLost
-from worker.pipeline import conflict, embed, exact_dedup, jobs, labels, near_dedup, persist, pii, settling, validate
-from worker.pipeline.context import StageDeps, WriteContext
-from worker.pipeline.settling import StageReport
+from ibex_worker.config import STAGES
+from ibex_worker.db import maint_tx
+from ibex_worker.errors import LeaseLost
+from ibex_worker.pipeline import conflict, embed, exact_dedup, jobs, labels, near_dedup, persist, pii, settling, validate
+from ibex_worker.pipeline.context import StageDeps, WriteContext
+from ibex_worker.pipeline.settling import StageReport
 
 log = structlog.get_logger("ibex.pipeline")
 

@@ -3,7 +3,7 @@
 A delivery takes its own jobs and up to ``stage_batch_max`` jobs in all from those waiting
 for the same stage on the same queue (micro-batching). When a model stage lies ahead and the
 batch came out short, it waits once (``stage_batch_wait_ms`` after the first claim) and tops
-the batch up. For the entry stage with coalesced wake-ups (``worker.publish.Waker``), the
+the batch up. For the entry stage with coalesced wake-ups (``ibex_worker.publish.Waker``), the
 delivery clears the stage's wake-up flag before claiming, and sends the next wake-up itself
 when its share of waiting jobs came out full.
 """
@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from worker.db import maint_tx
-from worker.errors import TransientError
-from worker.pipeline.context import StageDeps
-from worker.store import jobs as job_store
+from ibex_worker.db import maint_tx
+from ibex_worker.errors import TransientError
+from ibex_worker.pipeline.context import StageDeps
+from ibex_worker.store import jobs as job_store
 
 if TYPE_CHECKING:
-    from worker.publish import Waker
+    from ibex_worker.publish import Waker
 
 log = structlog.get_logger("ibex.pipeline")
 

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from worker.db import tenant_tx
-from worker.pipeline.context import StageDeps, WriteContext
-from worker.store import memories
+from ibex_worker.db import tenant_tx
+from ibex_worker.pipeline.context import StageDeps, WriteContext
+from ibex_worker.store import memories
 
 RULE_SEQUENTIAL = "non_overlapping_same_subject_newer_valid_from"
 

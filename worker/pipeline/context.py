@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # types only: the context stays a plain data module that loads no adapter
     from sqlalchemy import Engine
 
-    from worker.adapters.cache import ReadCache
-    from worker.adapters.embedder import Embedder
-    from worker.adapters.redactor import Redactor
-    from worker.adapters.vector_store import VectorStore
-    from worker.config import Settings
-    from worker.metrics import Metrics
-    from worker.publish import Waker
+    from ibex_worker.adapters.cache import ReadCache
+    from ibex_worker.adapters.embedder import Embedder
+    from ibex_worker.adapters.redactor import Redactor
+    from ibex_worker.adapters.vector_store import VectorStore
+    from ibex_worker.config import Settings
+    from ibex_worker.metrics import Metrics
+    from ibex_worker.publish import Waker
 
 # Context fields kept in the job row's `context` JSON (everything but raw content and vector).
 _JSON_FIELDS = ("content", "content_hash", "quarantine_reasons", "pii_report", "subject_key",

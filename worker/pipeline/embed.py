@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from worker.errors import TransientError
-from worker.pipeline.context import StageDeps, WriteContext
-from worker.store.vectors import EMBEDDING_DIM
+from ibex_worker.errors import TransientError
+from ibex_worker.pipeline.context import StageDeps, WriteContext
+from ibex_worker.store.vectors import EMBEDDING_DIM
 
 
 def run_batch(ctxs: Sequence[WriteContext], deps: StageDeps) -> list[WriteContext]:

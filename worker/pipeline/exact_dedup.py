@@ -13,9 +13,9 @@ from __future__ import annotations
 import hashlib
 import re
 
-from worker.db import tenant_tx
-from worker.pipeline.context import StageDeps, WriteContext
-from worker.store import memories
+from ibex_worker.db import tenant_tx
+from ibex_worker.pipeline.context import StageDeps, WriteContext
+from ibex_worker.store import memories
 
 _WHITESPACE = re.compile(r"\s+")
 

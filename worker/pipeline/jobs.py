@@ -1,7 +1,7 @@
 """A stage delivery's write-backs to its job, and the job's idempotency key.
 
 Functions take a connection and never commit. A stage delivery claims the job with a fresh
-lease token (``worker.store.jobs.claim``); every write-back here is fenced on that token, so
+lease token (``ibex_worker.store.jobs.claim``); every write-back here is fenced on that token, so
 a delivery whose lease expired and was taken over cannot overwrite the winner. Finishing or
 failing a keyed job settles its idempotency key in the same transaction.
 """
@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from worker.errors import LeaseLost
-from worker.pipeline.context import WriteContext
-from worker.store import idempotency
-from worker.store import jobs as job_store
+from ibex_worker.errors import LeaseLost
+from ibex_worker.pipeline.context import WriteContext
+from ibex_worker.store import idempotency
+from ibex_worker.store import jobs as job_store
 
 
 def save_stage(conn: Any, ctx: WriteContext, next_stage: str, queue: str | None, *,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from worker.pipeline.context import StageDeps, WriteContext
+from ibex_worker.pipeline.context import StageDeps, WriteContext
 
 DEFAULT_CATEGORY = "uncategorized"
 DEFAULT_CONFIDENCE = 1.0

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from worker.db import tenant_tx
-from worker.pipeline.context import StageDeps, WriteContext
-from worker.store import corpus
+from ibex_worker.db import tenant_tx
+from ibex_worker.pipeline.context import StageDeps, WriteContext
+from ibex_worker.store import corpus
 
 
 def find(conn: Any, ctx: WriteContext, deps: StageDeps) -> list[dict[str, Any]]:

@@ -23,12 +23,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from worker.db import tenant_tx
-from worker.errors import LeaseLost, PermanentError
-from worker.pipeline import conflict, jobs, near_dedup
-from worker.pipeline.context import StageDeps, WriteContext
-from worker.store import corpus, erasure, escalations, memories, quarantine, relationships
-from worker.store import jobs as job_store
+from ibex_worker.db import tenant_tx
+from ibex_worker.errors import LeaseLost, PermanentError
+from ibex_worker.pipeline import conflict, jobs, near_dedup
+from ibex_worker.pipeline.context import StageDeps, WriteContext
+from ibex_worker.store import corpus, erasure, escalations, memories, quarantine, relationships
+from ibex_worker.store import jobs as job_store
 
 
 DECIDED_BY = "pipeline"  # who decided the relationships a write records

@@ -26,13 +26,13 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from worker.errors import FieldIssue, TransientError, ValidationFailed
-from worker.pii.policy import merge
-from worker.pipeline.context import StageDeps, WriteContext
-from worker.pipeline.validate import metadata_strings
+from ibex_worker.errors import FieldIssue, TransientError, ValidationFailed
+from ibex_worker.pii.policy import merge
+from ibex_worker.pipeline.context import StageDeps, WriteContext
+from ibex_worker.pipeline.validate import metadata_strings
 
 if TYPE_CHECKING:
-    from worker.adapters.redactor import RedactionOutcome
+    from ibex_worker.adapters.redactor import RedactionOutcome
 
 # Fields that identify or classify a memory: personal data there is refused, not redacted.
 REFUSED_FIELDS = ("source", "category")

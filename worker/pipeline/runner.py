@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from worker.errors import TransientError
-from worker.pipeline import carrying, claiming, settling
-from worker.pipeline.context import StageDeps
-from worker.pipeline.settling import Redelivery, StageReport
+from ibex_worker.errors import TransientError
+from ibex_worker.pipeline import carrying, claiming, settling
+from ibex_worker.pipeline.context import StageDeps
+from ibex_worker.pipeline.settling import Redelivery, StageReport
 
 
 def run_delivery(app: Any, stage: str, job_ids: Sequence[str], deps: StageDeps, *, queue: str | None,

@@ -11,7 +11,7 @@ A failing job fails alone.
 - Inline or later: a model call that fails for a batch is retried at once, job by job, so a
   bad item fails alone; every other retry is a later delivery of the stage the job row is
   at, the lease released and held back from the sweeper for ``retry_backoff_cap``.
-- When: after a capped, jittered backoff (``worker.retry.backoff_seconds``) by the
+- When: after a capped, jittered backoff (``ibex_worker.retry.backoff_seconds``) by the
   delivery's attempt: this stage's own retry goes through its task's retry (that delivery's
   budget), a job reached inline is sent to its stage's task as that stage's second delivery.
 - How many: a delivery retries at most ``max_retries`` times; then those of its jobs that
@@ -28,13 +28,13 @@ from typing import Any
 
 import structlog
 
-from worker.db import maint_tx, tenant_tx
-from worker.errors import IbexError, LeaseLost, PermanentError, TransientError, ValidationFailed
-from worker.pipeline import jobs
-from worker.pipeline.context import StageDeps, WriteContext
-from worker.publish import publish
-from worker.retry import backoff_seconds
-from worker.store import jobs as job_store
+from ibex_worker.db import maint_tx, tenant_tx
+from ibex_worker.errors import IbexError, LeaseLost, PermanentError, TransientError, ValidationFailed
+from ibex_worker.pipeline import jobs
+from ibex_worker.pipeline.context import StageDeps, WriteContext
+from ibex_worker.publish import publish
+from ibex_worker.retry import backoff_seconds
+from ibex_worker.store import jobs as job_store
 
 log = structlog.get_logger("ibex.pipeline")
 # A delivery's own retry budget is its Celery task's: giving it up is logged as the task's.

@@ -16,10 +16,10 @@ from datetime import datetime
 from collections.abc import Iterator
 from typing import Any
 
-from worker.config import Settings
-from worker.errors import FieldIssue, ValidationFailed
-from worker.limits import MAX_LABELS
-from worker.pipeline.context import StageDeps, WriteContext
+from ibex_worker.config import Settings
+from ibex_worker.errors import FieldIssue, ValidationFailed
+from ibex_worker.limits import MAX_LABELS
+from ibex_worker.pipeline.context import StageDeps, WriteContext
 
 _SCOPE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]*$")
 # RFC 3339 date-time: full date, "T", full time with seconds, and a mandatory offset.

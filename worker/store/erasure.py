@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from worker.store import escalations, memories, relationships
-from worker.store import jobs as job_store
+from ibex_worker.store import escalations, memories, relationships
+from ibex_worker.store import jobs as job_store
 
 DELETED_BY_SYSTEM = "system:memory_deleted"  # who withdraws the escalations of a deleted memory
 

@@ -15,7 +15,7 @@ from pgvector.sqlalchemy import Vector
 from sqlalchemy import bindparam, text
 from sqlalchemy.dialects.postgresql import ARRAY, TEXT, UUID
 
-from worker.store.vectors import EMBEDDING_DIM
+from ibex_worker.store.vectors import EMBEDDING_DIM
 
 _IDS = bindparam("ids", type_=ARRAY(UUID(as_uuid=False)))
 

@@ -16,7 +16,7 @@ from pgvector.sqlalchemy import Vector
 from sqlalchemy import bindparam, text
 from sqlalchemy.dialects.postgresql import ARRAY, UUID
 
-from worker.store.vectors import EMBEDDING_DIM
+from ibex_worker.store.vectors import EMBEDDING_DIM
 
 TOMBSTONE_HASH = "0" * 64  # a deleted memory's content_hash: no content, nothing to match
 _FIND_ACTIVE_BY_HASH = text(

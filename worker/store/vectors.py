@@ -1,5 +1,5 @@
 """Vector search over an agent's active memories (pgvector), read only through
-``worker.adapters.vector_store.PgVectorStore``. Two steps:
+``ibex_worker.adapters.vector_store.PgVectorStore``. Two steps:
 
 1. coarse: an index-only scan of ``memories_agent_active_sketch`` (key ``(org_id,
    agent_id)``, carrying each row's id and 384-bit sign sketch) ranks the agent's rows by

@@ -1,0 +1,32 @@
+"""What gets installed: the repository's api/ and worker/ folders under import names no other
+project uses, every subpackage listed (a folder missing from the list would be left out of the
+wheel without a word), and the PII word lists with them."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SETUPTOOLS = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+
+
+def _folder_packages() -> set[str]:
+    found = set()
+    for name, folder in SETUPTOOLS["package-dir"].items():
+        for init in (ROOT / folder).rglob("__init__.py"):
+            found.add(".".join((name, *init.parent.relative_to(ROOT / folder).parts)))
+    return found
+
+
+def test_the_folders_install_under_names_of_their_own():
+    assert SETUPTOOLS["package-dir"] == {"ibex_api": "api", "ibex_worker": "worker"}
+
+
+def test_every_package_folder_is_listed_for_the_wheel():
+    assert set(SETUPTOOLS["packages"]) == _folder_packages()
+
+
+def test_the_word_lists_ship_with_the_pii_package():
+    assert SETUPTOOLS["package-data"] == {"ibex_worker.pii": ["data/*.txt.gz"]}
+    assert sorted(p.name for p in (ROOT / "worker/pii/data").glob("*.txt.gz"))

@@ -173,10 +173,10 @@ def test_a_full_name_after_the_romance_preposition_a_is_a_name_but_not_after_the
     assert _found(names.known_names, "and a Giulia Romano lookalike") == []
 
 
-def _completed(text, half):
+def _completed(text, half, not_names=frozenset()):
     view = canonical_view(text).text
     start = view.lower().index(half.lower())
-    start, end = name_neighbours.completed(view, start, start + len(half))
+    start, end = name_neighbours.completed(view, start, start + len(half), not_names)
     return text[start:end]
 
 
@@ -197,9 +197,29 @@ def test_a_person_found_by_half_grows_over_the_rest_of_the_name(text, half, whol
     ("User's parrot is called Captain", "Captain"),
     ("I told Tom the news", "Tom"),
     ("Lina and I will send the draft", "Lina"),
+    ("plan b Maria said yes", "Maria"),
+    ("U Maria said yes", "Maria"),
 ])
-def test_a_person_does_not_grow_over_common_words_streets_owners_or_pronouns(text, half):
+def test_a_person_does_not_grow_over_common_words_streets_owners_pronouns_or_lone_letters(text, half):
     assert _completed(text, half) == half
+
+
+def test_a_person_does_not_grow_over_the_words_it_is_told_are_no_names():
+    assert _completed("Call Patel Friday at 10", "Patel", frozenset({"friday"})) == "Patel"
+    assert _completed("Tell Priya Kubernetes is down", "Priya", frozenset({"kubernetes"})) == "Priya"
+    assert _completed("Tell Priya Kubernetes is down", "Priya") == "Priya Kubernetes"
+
+
+@pytest.mark.parametrize("text, word, titled", [
+    ("Ms. Haskell from the landlord's office called", "Haskell", True),
+    ("message for Ms. Villanueva, it's Ramon", "Villanueva", True),
+    ("Timeout is 500 ms Kafka consumers lag", "Kafka", False),
+    ("Ship it to 12 Oak Dr. Springfield", "Springfield", False),
+    ("the Kafka consumers lag", "Kafka", False),
+])
+def test_a_title_names_a_person_unless_a_number_makes_it_a_unit_or_a_street(text, word, titled):
+    view = canonical_view(text).text
+    assert names.after_title(view, view.lower().index(word.lower())) is titled
 
 
 def test_known_names_of_many_cultures_but_not_places_or_common_words_after_an_article():

@@ -55,6 +55,7 @@ _NUMBER_TYPES = frozenset({"PHONE_NUMBER", "CREDIT_CARD", "US_SSN", "US_ITIN", N
 _LABEL_WORDS = frozenset({*identifiers.ID_KEYWORDS, *numbers.CARD_CUES.words, "iban", "bic", "swift", "sepa",
                           "bizum"})
 _NOT_NAME_WORDS = NOT_A_PERSON | CALENDAR_WORDS | DEMONYMS | _LABEL_WORDS
+_NOT_NAME_NEIGHBOURS = _NOT_NAME_WORDS | BRANDS
 _PLACE_TYPES = frozenset({"street", "st", "road", "rd", "avenue", "ave", "boulevard", "blvd", "square", "station",
                           "bridge", "highway", "plaza", "terrace", "quay", "airport", "hospital", "university",
                           "college", "school", "church", "cathedral", "stadium", "arena", "mall", "centre", "center"})
@@ -215,10 +216,12 @@ def refine(view: View, findings: list[Finding]) -> list[Finding]:
 
 
 def _completed_names(text: str, findings: list[Finding]) -> list[Finding]:
-    """Each person grown over the rest of its name (``[Anh] Vo``), never into another finding."""
+    """Each person grown over the rest of its name (``[Hee-jin] Park``), never into another
+    finding, a weekday, a product or a language."""
     out = []
     for f in findings:
-        start, end = name_neighbours.completed(text, f.start, f.end) if f.entity_type == "PERSON" else (f.start, f.end)
+        start, end = (name_neighbours.completed(text, f.start, f.end, _NOT_NAME_NEIGHBOURS)
+                      if f.entity_type == "PERSON" else (f.start, f.end))
         if (start, end) != (f.start, f.end) and not any(
                 o.entity_type != "PERSON" and o.start < end and start < o.end for o in findings):
             f = Finding(f.entity_type, start, end, f.score, f.recognizer)
@@ -292,7 +295,7 @@ def _corroborated(text: str, finding: Finding, people: list[Finding]) -> bool:
 def _keep(text: str, finding: Finding) -> bool:
     value = text[finding.start:finding.end]
     if finding.entity_type == "PERSON":
-        if _TITLE_BEFORE.search(text[max(0, finding.start - 12):finding.start]):
+        if names.after_title(text, finding.start):
             return not _ID_LIKE.search(value)  # "Ms. Haskell", "Dr. Paris": a title names a person
         return _person(value, announced=finding.recognizer == CUED, placed=finding.recognizer in (CUED, KNOWN))
     if finding.entity_type == "IP_ADDRESS":
@@ -306,8 +309,6 @@ def _keep(text: str, finding: Finding) -> bool:
     return True
 
 
-_TITLE_BEFORE = re.compile(
-    r"(?<![\w.'’])(?:" + "|".join(name_words.TITLES) + r")\.?\s+$", re.IGNORECASE)
 _PREFIX_LENGTH = re.compile(r"/(\d{1,3})(?!\d)")
 _MASK_OCTET = r"(?:255|254|252|248|240|224|192|128|0)"
 _NETMASK = re.compile(rf"255\.{_MASK_OCTET}\.{_MASK_OCTET}\.{_MASK_OCTET}")

@@ -28,20 +28,24 @@ _NEXT_WORD = re.compile(rf"( |-)({NAME_WORD})")
 _PREVIOUS_WORD = re.compile(rf"(?<![\w'’.\-])({NAME_WORD}|[^\W\d_]\.) $")
 _INITIAL = re.compile(r"[^\W\d_]\.?")  # the view lowers single letters
 _STREET_TYPES = frozenset(STREET_TYPES)
+_LETTER_BEFORE = re.compile(r"(?<![\w'’.\-])[^\W\d_]\.? $")
 
 
-def completed(text: str, start: int, end: int) -> tuple[int, int]:
+def completed(text: str, start: int, end: int, not_names: frozenset[str]) -> tuple[int, int]:
     """The span of a person found at ``start:end``, grown over the neighbouring words that
-    belong to the same name."""
+    belong to the same name; never over one of ``not_names`` (weekdays, products, languages)."""
     while len(text[start:end].split()) < MAX_NAME_WORDS:
         after = _NEXT_WORD.match(text, end)
-        if after is None or not _family_name(after.group(2)):
+        if after is None or after.group(2).lower() in not_names or not _family_name(after.group(2)):
             break
         end = after.end()
+    initial_after = False
     while len(text[start:end].split()) < MAX_NAME_WORDS:
         before = _PREVIOUS_WORD.search(text[max(0, start - 40):start])
-        if before is None or not _given_name_or_initial(before.group(1)):
+        if before is None or before.group(1).lower() in not_names or not _given_name_or_initial(
+                before.group(1), text[:start - len(before.group(0))], initial_after):
             break
+        initial_after = _INITIAL.fullmatch(before.group(1)) is not None
         start -= len(before.group(0))
     return start, end
 
@@ -59,13 +63,17 @@ def _family_name(word: str) -> bool:
     return "s" in gazetteer().get(lower, "") and share is not None and share >= FAMILY_NAME_SHARE
 
 
-def _given_name_or_initial(word: str) -> bool:
+def _given_name_or_initial(word: str, before: str, initial_after: bool) -> bool:
     """A word before a name that starts it: a known given name (``Precious``, ``Rose``) or an
-    initial; never an owner (``User's``)."""
+    initial - a letter with a period, or a bare letter next to another (``M J Castellanos``,
+    not ``plan b``); never an owner (``User's``). ``before``: the text before the word;
+    ``initial_after``: the word after it is an initial."""
     lower = word.lower()
     if _never_in_a_name(lower) or re.search(r"['’]s$", lower):
         return False
-    return _INITIAL.fullmatch(word) is not None or given_name(word)
+    if _INITIAL.fullmatch(word):
+        return word.endswith(".") or initial_after or _LETTER_BEFORE.search(before) is not None
+    return given_name(word)
 
 
 def _never_in_a_name(lower: str) -> bool:

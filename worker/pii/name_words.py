@@ -11,7 +11,7 @@ ANNOUNCING = (
     "happy birthday", "congratulations to", "congrats to", "congratulations", "congrats", "welcome back",
     "thanks so much", "thank you so much", "many thanks", "apologies from", "regrets from", "goodbye",
     "good morning", "good night", "bye",
-    "miss", "sir", "madam", "sr", "m.", "dona", "don", "sig", "sig.ra", "pan", "pani",  # titles that are words too
+    "miss", "sir", "madam", "sr", "m.", "mx", "dona", "don", "sig", "sig.ra", "pan", "pani",  # titles that are words too
     "last name", "surname", "family name", "given name", "full name", "maiden name", "contact name",
     # greetings, sign-offs and name fields of other languages
     "hola", "bonjour", "hallo", "ciao", "olá", "hej", "hei", "salut", "saludos", "cordialement", "grüße",
@@ -20,9 +20,9 @@ ANNOUNCING = (
     "nombre", "apellido", "naam", "nom", "prénom", "nome", "cognome", "imię", "nazwisko", "imię i nazwisko",
     "beneficiario", "titular", "kontoinhaber", "destinatario", "empfänger", "holder", "account holder",
 )
-# Titles that are no other word: what follows one is a name even when it is also a place or a programming language
-# ("Ms. Villanueva", "Ms. Haskell").
-TITLES = ("mr", "mrs", "ms", "mx", "dr", "prof", "señor", "señora", "sra", "herr", "frau", "mme", "mlle")
+# Titles: what follows one is a name even when it is also a place or a programming language
+# ("Ms. Villanueva", "Ms. Haskell"), unless a number comes shortly before ("500 ms", "12 Oak Dr.").
+TITLES = ("mr", "mrs", "ms", "dr", "prof", "señor", "señora", "sra", "herr", "frau", "mme", "mlle")
 # Roles and relations that a name often follows ("patient Jane Doe", "my sister Amara"); a lone
 # word after one must be a known name.
 RELATIONS = (

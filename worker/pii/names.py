@@ -41,6 +41,8 @@ def cued_names(text: str) -> list[Hit]:
     hits = []
     for cue in _CUE_RE.finditer(text):
         level = 2 if _NAMING.search(cue.group(0)) else _LEVEL[cue.group(1).lower()]
+        if level == TITLE and _NUMBER_NEAR.search(text[max(0, cue.start() - 60):cue.start()]):
+            level = 2  # "500 ms Kafka", "12 Oak Dr. Springfield": a unit or a street type
         span = _name_after(text, cue.end(), level)
         if span is not None:
             hits.append(Hit("PERSON", *_absorb_common_names(text, *span), LIKELY))
@@ -147,6 +149,21 @@ def _named_by_verb(text: str) -> list[Hit]:
                 and (lower not in STOP_WORDS or lower in _MODAL_NAMES and _ACTING.match(verb.group(0)))):
             hits.append(Hit("PERSON", word.start(), word.end(), NAMED_ALONE))
     return hits
+
+
+_TITLE_BEFORE = re.compile(r"(?<![\w.'’])(" + "|".join(TITLES) + r")\.?\s+$", re.IGNORECASE)
+_NUMBER_NEAR = re.compile(r"\d\S*(?:\s+\S+){0,3}\s*$")
+
+
+def after_title(text: str, start: int) -> bool:
+    """A title stands right before ``start`` (``Ms. Haskell``), and no number shortly before it
+    makes it a unit or a street type (``500 ms Kafka``, ``12 Oak Dr. Springfield``)."""
+    offset = max(0, start - 12)
+    title = _TITLE_BEFORE.search(text[offset:start])
+    if title is None:
+        return False
+    at = offset + title.start()
+    return not _NUMBER_NEAR.search(text[max(0, at - 60):at])
 
 
 def _name_after(text: str, pos: int, level: int) -> tuple[int, int] | None:

@@ -13,6 +13,7 @@ import os
 import re
 import secrets
 import signal
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -200,7 +201,10 @@ class Stack:
             child.terminate()
         deadline = time.monotonic() + SHUTDOWN_GRACE_S
         for child in self.children:
-            child.wait_or_kill(max(0.1, deadline - time.monotonic()))
+            try:
+                child.wait_or_kill(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:  # not gone even after SIGKILL: still stop the servers
+                print(f"ibex up: process {child.popen.args[-1]} did not exit after SIGKILL", file=sys.stderr)
         for service in reversed(self.services):
             service.stop()
 

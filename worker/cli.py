@@ -1,4 +1,4 @@
-"""The ``ibex`` command: up, migrate, worker, sweeper, api, keys, submit, job, escalations, quarantine."""
+"""The ``ibex`` command: up, migrate, worker, sweeper, purge, api, keys, submit, job, escalations, quarantine."""
 
 from __future__ import annotations
 
@@ -26,7 +26,8 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Any]]:
     wrk.add_argument("--queues", default=None, help="comma-separated queues (default: every stage queue)")
     wrk.add_argument("--concurrency", type=int, default=None)
     wrk.add_argument("--hostname", default=None)
-    sub.add_parser("sweeper", help="re-publish jobs whose message was lost")
+    sub.add_parser("sweeper", help="re-publish jobs whose message was lost; apply retention")
+    sub.add_parser("purge", help="purge finished jobs past IBEX_JOB_RETENTION_HOURS now, to the end; print counts")
     sub.add_parser("flower", help="run Flower on the broker (basic auth required; IBEX_FLOWER_*)")
     api = sub.add_parser("api", help="run the HTTP API (uvicorn)")
     api.add_argument("--host", default=None, help="default: IBEX_API_HOST")
@@ -123,6 +124,17 @@ def cmd_sweeper(args: argparse.Namespace) -> int:
     _init_logging()
     settings = get_settings()
     run_forever(get_engine(settings.database_url), get_app(), settings)
+    return 0
+
+
+def cmd_purge(args: argparse.Namespace) -> int:
+    from ibex_worker.db import get_engine
+    from ibex_worker.sweeper import purge_once
+
+    _init_logging()
+    settings = get_settings()
+    purged = purge_once(get_engine(settings.database_url), settings, max_batches=None)
+    print(json.dumps({"jobs": purged.jobs, "idempotency_keys": purged.idempotency_keys}))
     return 0
 
 
@@ -243,7 +255,7 @@ def cmd_up(args: argparse.Namespace) -> int:
 
 
 COMMANDS = {"up": cmd_up, "migrate": cmd_migrate, "worker": cmd_worker, "sweeper": cmd_sweeper,
-            "flower": cmd_flower, "api": cmd_api, "keys": cmd_keys, "submit": cmd_submit, "job": cmd_job}
+            "purge": cmd_purge, "flower": cmd_flower, "api": cmd_api, "keys": cmd_keys, "submit": cmd_submit, "job": cmd_job}
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -105,6 +105,9 @@ class Settings(BaseSettings):
     # a normal wait in the queue (a duplicate is harmless but costs a delivery), short enough
     # that a publish lost to a broker outage is redone soon.
     republish_after_seconds: float = Field(120.0, gt=0)
+    # Finished jobs and the idempotency-ledger entries naming them are purged this long after
+    # the job finished; a replay of a purged key is a new write.
+    job_retention_hours: float = Field(168.0, gt=0)
     worker_concurrency: int = Field(2, ge=1)
     # Micro-batching: a stage delivery also takes jobs waiting on its queue, up to this many
     # in all (one model call, one hop for many writes); 1 switches batching off.

@@ -21,6 +21,7 @@ class Metrics:
         self.jobs = Counter("ibex_jobs_finished_total", "Finished jobs", ["status", "outcome"])
         self.pii = Counter("ibex_pii_findings_total", "PII findings by entity type", ["entity_type"])
         self.embedded = Counter("ibex_embedding_texts_total", "Texts sent to the embedding model")
+        self.purged = Counter("ibex_purged_rows_total", "Rows removed by retention, by table", ["table"])
         # Escalation worker. The backlog is counted by one query; in multiprocess mode the most
         # recent value of a live process wins, so several pollers do not add up.
         self.escalation_backlog = Gauge("ibex_memory_conflict_escalations", "Escalations not yet resolved, by status",
@@ -36,6 +37,10 @@ class Metrics:
     def pii_findings(self, counts: dict[str, int]) -> None:
         for entity_type, count in counts.items():
             self.pii.labels(entity_type=entity_type).inc(count)
+
+    def rows_purged(self, *, jobs: int, idempotency_keys: int) -> None:
+        self.purged.labels(table="memory_write_jobs").inc(jobs)
+        self.purged.labels(table="memory_idempotency_keys").inc(idempotency_keys)
 
     def embedding_calls(self, texts: int) -> None:
         self.embedded.inc(texts)

@@ -1,9 +1,14 @@
-"""The sweeper: re-publishes jobs whose message was lost.
+"""The sweeper: re-publishes jobs whose message was lost, and applies retention.
 
 A job is lost when it is unfinished, nobody holds its lease (never claimed, released, or
 the lease ran out because its worker died) and its last publish is older than
 ``republish_after_seconds``. Publishing a job twice is harmless: a delivery that finds the
 job claimed or already past its stage drops it.
+
+Retention: each round also purges finished jobs older than ``job_retention_hours`` with
+the ledger entries naming them, a batch of ``PURGE_BATCH`` rows per transaction and at most
+``PURGE_BATCHES_PER_ROUND`` batches, so a large backlog of old rows is worked off over
+several rounds without delaying re-publishing.
 """
 
 from __future__ import annotations
@@ -17,10 +22,14 @@ import structlog
 
 from ibex_worker.db import maint_tx
 from ibex_worker.errors import TransientError
+from ibex_worker.metrics import get_metrics
 from ibex_worker.publish import publish
-from ibex_worker.store import jobs
+from ibex_worker.store import jobs, retention
 
 log = structlog.get_logger("ibex.sweeper")
+
+PURGE_BATCH = 1000
+PURGE_BATCHES_PER_ROUND = 10
 
 
 def sweep_once(engine: Any, app: Any, settings: Any) -> int:
@@ -35,6 +44,25 @@ def sweep_once(engine: Any, app: Any, settings: Any) -> int:
     return len(lost)
 
 
+def purge_once(engine: Any, settings: Any, max_batches: int | None = PURGE_BATCHES_PER_ROUND) -> retention.Purged:
+    """Purge finished jobs past retention, batch by batch, until a batch comes out short or
+    ``max_batches`` ran (None: until done). Returns the rows removed, by table."""
+    older_than = settings.job_retention_hours * 3600.0
+    jobs_total = keys_total = batches = 0
+    while max_batches is None or batches < max_batches:
+        with maint_tx(engine) as conn:
+            purged = retention.purge_finished(conn, older_than, PURGE_BATCH)
+        batches += 1
+        jobs_total += purged.jobs
+        keys_total += purged.idempotency_keys
+        get_metrics().rows_purged(jobs=purged.jobs, idempotency_keys=purged.idempotency_keys)
+        if purged.jobs < PURGE_BATCH:
+            break
+    if jobs_total:
+        log.info("jobs_purged", jobs=jobs_total, idempotency_keys=keys_total, batches=batches)
+    return retention.Purged(jobs=jobs_total, idempotency_keys=keys_total)
+
+
 def run_forever(engine: Any, app: Any, settings: Any, stop: threading.Event | None = None) -> None:
     stop = stop or threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -43,6 +71,7 @@ def run_forever(engine: Any, app: Any, settings: Any, stop: threading.Event | No
     while not stop.is_set():
         try:
             sweep_once(engine, app, settings)
+            purge_once(engine, settings)
         except TransientError:
             log.warning("sweep_failed", reason="database_unavailable")
         stop.wait(settings.sweeper_interval_seconds)

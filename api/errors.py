@@ -16,7 +16,8 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ibex_worker.backlog import BacklogFull
-from ibex_worker.errors import IbexError, IdempotencyConflict, IdempotencyInProgress, TransientError, ValidationFailed
+from ibex_worker.errors import (ErasureInProgress, IbexError, IdempotencyConflict, IdempotencyInProgress, TransientError,
+                               ValidationFailed)
 
 _STATUS_CODES = {400: "BAD_REQUEST", 401: "UNAUTHENTICATED", 403: "FORBIDDEN", 404: "NOT_FOUND",
                  405: "METHOD_NOT_ALLOWED", 406: "NOT_ACCEPTABLE", 413: "PAYLOAD_TOO_LARGE",
@@ -63,6 +64,9 @@ def from_ibex_error(exc: IbexError, settings: Any, *, keyed: bool = False) -> Ap
                         extra={"job_id": exc.job_id})
     if isinstance(exc, IdempotencyConflict):
         return ApiError(409, exc.code, exc.message)
+    if isinstance(exc, ErasureInProgress):
+        return ApiError(409, exc.code, exc.message, headers={"Retry-After": str(exc.retry_after)},
+                        extra={"erasure_id": exc.erasure_id})
     if isinstance(exc, BacklogFull):
         return ApiError(429, exc.code, exc.message, headers={"Retry-After": str(exc.retry_after)})
     if isinstance(exc, TransientError):

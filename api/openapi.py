@@ -11,7 +11,8 @@ _ERRORS: dict[int, str] = {
     401: "UNAUTHENTICATED: no API key, or an unknown or revoked one",
     403: "FORBIDDEN: org_id or agent_id outside the key's scope",
     404: "NOT_FOUND: unknown id, another tenant's id, or a malformed id",
-    409: "IDEMPOTENCY_CONFLICT, IDEMPOTENCY_IN_PROGRESS (with job_id and Retry-After), or the final "
+    409: "IDEMPOTENCY_CONFLICT, IDEMPOTENCY_IN_PROGRESS (with job_id and Retry-After), ERASURE_IN_PROGRESS "
+         "(with erasure_id and Retry-After: the agent is being erased; nothing was recorded), or the final "
          "DUPLICATE_CONTENT answer (with memory_id)",
     413: "PAYLOAD_TOO_LARGE: the body is larger than IBEX_MAX_REQUEST_BYTES",
     422: "VALIDATION_ERROR: details name each bad field, never its value",

@@ -90,12 +90,13 @@ class ErrorBody(_Open):
 
 class ErrorEnvelope(_Open):
     """Every failure. ``job_id`` accompanies IDEMPOTENCY_IN_PROGRESS and replays;
-    ``memory_id`` accompanies DUPLICATE_CONTENT."""
+    ``memory_id`` accompanies DUPLICATE_CONTENT; ``erasure_id`` ERASURE_IN_PROGRESS."""
 
     error: ErrorBody
     request_id: str
     job_id: str | None = None
     memory_id: str | None = None
+    erasure_id: str | None = None
 
 
 class Accepted(BaseModel):
@@ -300,3 +301,45 @@ class ReleaseIn(BaseModel):
 
     note: str | None = Field(None, max_length=NOTE_MAX_CHARS, pattern=NO_NUL_PATTERN,
                              description="why it is released; audited; never echoed in an error")
+
+
+# ---------------------------------------------------------------- erasures
+
+class ErasureIn(BaseModel):
+    """Exactly one of ``agent_id`` (every memory of the agent) and ``memory_ids``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    org_id: str = Field(description="bounded and shaped like a write's org_id")
+    agent_id: str | None = Field(None, description="bounded and shaped like a write's agent_id")
+    memory_ids: list[str] | None = Field(None, min_length=1, description="1 to IBEX_ERASURE_MAX_IDS memory ids")
+
+
+class ErasureAccepted(BaseModel):
+    erasure_id: str
+    status: Literal["queued", "running", "succeeded", "failed"] = Field(
+        description="`queued` for a new erasure; an agent's erasure already open answers its own status")
+
+
+class ErasureCounts(BaseModel):
+    """Rows and cache entries removed so far, by kind. For listed memories, ``escalations``
+    counts those withdrawn and ``jobs`` those whose request was scrubbed."""
+
+    memories: int
+    relationships: int
+    labels: int
+    jobs: int
+    idempotency_keys: int
+    escalations: int
+    cache_keys: int
+
+
+class ErasureView(BaseModel):
+    erasure_id: str
+    status: Literal["queued", "running", "succeeded", "failed"]
+    agent_id: str | None = Field(description="the erased agent, or null for listed memories")
+    memory_ids: int | None = Field(description="how many memory ids were listed, or null for an agent")
+    counts: ErasureCounts
+    error: dict[str, Any] | None = Field(description="`{code, message}` when it failed")
+    created_at: str
+    finished_at: str | None

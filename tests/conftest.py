@@ -197,6 +197,40 @@ def tenant_rows(engine: Any, table: str, org: str) -> list[str]:
                                           o=org)]
 
 
+def wait_until(predicate: Any, timeout: float = 30.0, interval: float = 0.05) -> bool:
+    """Poll ``predicate`` until it is true (True) or ``timeout`` seconds passed (False)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(interval)
+    return False
+
+
+def redis_text(infra: Infra) -> str:
+    """Every Redis key, every string value and the append-only file, as one text to grep
+    (after any append-only-file rewrite in progress has finished)."""
+    import redis
+
+    client = redis.Redis.from_url(infra.redis.url)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            persistence = client.info("persistence")
+            if not persistence.get("aof_rewrite_in_progress") and not persistence.get("aof_rewrite_scheduled"):
+                break
+            time.sleep(0.1)
+        parts = []
+        for key in client.scan_iter(count=1000):
+            parts.append(key.decode(errors="replace"))
+            if client.type(key) == b"string":
+                parts.append((client.get(key) or b"").decode(errors="replace"))
+    finally:
+        client.close()
+    aof = b"".join(path.read_bytes() for path in infra.redis.data_dir.rglob("*.aof"))
+    return "\n".join(parts) + aof.decode(errors="replace")
+
+
 def read_counter(metrics_dir: Path, name: str) -> float:
     """Sum a counter across every process that wrote to a multiprocess metrics folder."""
     from prometheus_client import CollectorRegistry
@@ -213,10 +247,11 @@ def read_counter(metrics_dir: Path, name: str) -> float:
 
 
 def isolated_queues(prefix: str) -> dict[str, str]:
-    """Stage queue settings no other test's worker consumes (``queue_<stage>=<prefix>.<stage>``)."""
+    """Queue settings no other test's worker consumes (``queue_<stage>=<prefix>.<stage>``, and
+    the erase queue)."""
     from ibex_worker.config import STAGES
 
-    return {f"queue_{stage}": f"{prefix}.{stage}" for stage in STAGES}
+    return {**{f"queue_{stage}": f"{prefix}.{stage}" for stage in STAGES}, "queue_erase": f"{prefix}.erase"}
 
 
 def wait_until_healthy(url: str, timeout: float = 60.0) -> None:

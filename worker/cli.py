@@ -1,4 +1,5 @@
-"""The ``ibex`` command: up, migrate, worker, sweeper, purge, api, keys, submit, job, escalations, quarantine."""
+"""The ``ibex`` command: up, migrate, worker, sweeper, purge, api, keys, submit, job, escalations, quarantine,
+erasures."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ibex_worker.config import get_settings
+from ibex_worker.erasures_cli import register as register_erasures
 from ibex_worker.escalations.cli import register as register_escalations
 from ibex_worker.review_cli import register as register_quarantine
 
@@ -37,7 +39,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Any]]:
     job = sub.add_parser("job", help="print a job as JSON")
     job.add_argument("job_id")
     job.add_argument("--org", required=True)
-    return parser, {**COMMANDS, **register_escalations(sub), **register_quarantine(sub)}
+    return parser, {**COMMANDS, **register_escalations(sub), **register_quarantine(sub), **register_erasures(sub)}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -91,6 +91,13 @@ class Settings(BaseSettings):
     queue_conflict: str = "ibex.pipeline"
     queue_labels: str = "ibex.pipeline"
     queue_persist: str = "ibex.pipeline"
+    queue_erase: str = "ibex.erase"  # erasures: their own queue, so a long one never delays writes
+
+    # --- erasures ---
+    erasure_max_ids: int = Field(1000, ge=1, le=100000)  # memory ids one erasure request may list
+    # memories (or jobs) removed per transaction: larger is faster, smaller holds the agent's
+    # corpus lock (which its writes wait on) for less time
+    erasure_batch_size: int = Field(500, ge=1, le=10000)
 
     # --- delivery and leases: time limit < lease < visibility timeout ---
     task_soft_time_limit: int = Field(60, ge=1)
@@ -227,7 +234,7 @@ class Settings(BaseSettings):
 
     @property
     def all_queues(self) -> tuple[str, ...]:
-        return tuple(sorted({self.queue_for(stage) for stage in STAGES}))
+        return tuple(sorted({self.queue_for(stage) for stage in STAGES} | {self.queue_erase}))
 
 
 @lru_cache(maxsize=1)

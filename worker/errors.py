@@ -57,6 +57,17 @@ class ValidationFailed(PermanentError):
         return {**super().as_dict(), "details": [issue.as_dict() for issue in self.issues]}
 
 
+class ErasureInProgress(IbexError):
+    """A write for an agent whose erasure is queued or running: refused, never stored."""
+
+    code = "ERASURE_IN_PROGRESS"
+
+    def __init__(self, erasure_id: str, retry_after: int = 5) -> None:
+        super().__init__("the agent's memories are being erased; retry once the erasure has finished")
+        self.erasure_id = erasure_id
+        self.retry_after = retry_after
+
+
 class IdempotencyConflict(PermanentError):
     code = "IDEMPOTENCY_CONFLICT"
 

@@ -1,4 +1,5 @@
-"""Publishing job ids to stage queues. Messages carry ids, never content.
+"""Publishing job ids to stage queues, and erasure ids to the erase queue. Messages carry
+ids, never content.
 
 A failed publish is not an error for the caller: the job row is durable and the sweeper
 re-publishes jobs whose last publish is older than ``republish_after_seconds``.
@@ -38,8 +39,23 @@ log = structlog.get_logger("ibex.publish")
 _RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5}
 
 
+ERASURE_TASK = "ibex.erasure"
+
+
 def task_name(stage: str) -> str:
     return f"ibex.stage.{stage}"
+
+
+def publish_erasure(app: Any, settings: Any, erasure_id: str, *, countdown: float | None = None) -> bool:
+    """Send an erasure's id to the erase queue; False when the broker could not take it (the
+    receipt is durable and the sweeper re-publishes it)."""
+    try:
+        app.send_task(ERASURE_TASK, args=[erasure_id], queue=settings.queue_erase, countdown=countdown,
+                      retry=True, retry_policy=_RETRY_POLICY)
+    except Exception as exc:  # broker down
+        log.warning("erasure_publish_deferred", erasure_id=erasure_id, error=type(exc).__name__)
+        return False
+    return True
 
 
 def publish(app: Any, settings: Any, stage: str, job_ids: Sequence[str], *, countdown: float | None = None,

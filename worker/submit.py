@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from ibex_worker.db import tenant_tx
-from ibex_worker.errors import (FieldIssue, IbexError, IdempotencyConflict, IdempotencyInProgress, TransientError,
-                           ValidationFailed)
+from ibex_worker.errors import (ErasureInProgress, FieldIssue, IbexError, IdempotencyConflict, IdempotencyInProgress,
+                               TransientError, ValidationFailed)
 from ibex_worker.pipeline import jobs
 from ibex_worker.pipeline.validate import validate_request
 from ibex_worker.publish import ENTRY_STAGE, Waker, publish
-from ibex_worker.store import idempotency
+from ibex_worker.store import erasures, idempotency
 from ibex_worker.store import jobs as job_store
 
 # 1-255 visible ASCII characters; the ledger's CHECK constraint says the same.
@@ -45,10 +45,11 @@ class Submission:
 def submit(engine: Any, app: Any, settings: Any, body: dict[str, Any],
            idempotency_key: str | None = None, *, admit: Callable[[], None] | None = None,
            waker: Waker | None = None) -> Submission:
-    """Raises ``ValidationFailed``, ``IdempotencyConflict``, ``IdempotencyInProgress`` or
-    ``TransientError`` (database unavailable: nothing published), or whatever ``admit``
-    raises: it runs only when a new job is about to be inserted. ``waker``: send the job's
-    wake-up through it (coalesced with a pending one) instead of a message of its own."""
+    """Raises ``ValidationFailed``, ``ErasureInProgress``, ``IdempotencyConflict``,
+    ``IdempotencyInProgress`` or ``TransientError`` (database unavailable: nothing published),
+    or whatever ``admit`` raises: it runs only when a new job is about to be inserted.
+    ``waker``: send the job's wake-up through it (coalesced with a pending one) instead of a
+    message of its own."""
     submission = record(engine, settings, body, idempotency_key, admit=admit)
     if not submission.replayed:
         submission.published = _wake(app, settings, waker, [submission.job_id])
@@ -132,6 +133,9 @@ def _record(engine: Any, settings: Any, body: dict[str, Any], request: dict[str,
     org_id, agent_id = request["org_id"], request["agent_id"]
     fields = {k: v for k, v in request.items() if k not in ("org_id", "agent_id", "content")}
     with tenant_tx(engine, org_id) as conn:
+        erasure_id = erasures.open_for_agent(conn, org_id, agent_id)
+        if erasure_id is not None:
+            raise ErasureInProgress(erasure_id)
         if key is None:
             if admit is not None:
                 admit()

@@ -1,4 +1,4 @@
-"""The sweeper: re-publishes jobs whose message was lost, and applies retention.
+"""The sweeper: re-publishes jobs and erasures whose message was lost, and applies retention.
 
 A job is lost when it is unfinished, nobody holds its lease (never claimed, released, or
 the lease ran out because its worker died) and its last publish is older than
@@ -23,8 +23,8 @@ import structlog
 from ibex_worker.db import maint_tx
 from ibex_worker.errors import TransientError
 from ibex_worker.metrics import get_metrics
-from ibex_worker.publish import publish
-from ibex_worker.store import jobs, retention
+from ibex_worker.publish import publish, publish_erasure
+from ibex_worker.store import erasures, jobs, retention
 
 log = structlog.get_logger("ibex.sweeper")
 
@@ -35,6 +35,11 @@ PURGE_BATCHES_PER_ROUND = 10
 def sweep_once(engine: Any, app: Any, settings: Any) -> int:
     with maint_tx(engine) as conn:
         lost = jobs.sweep_lost(conn, settings.republish_after_seconds)
+        lost_erasures = erasures.sweep_lost(conn, settings.republish_after_seconds)
+    for erasure_id in lost_erasures:
+        publish_erasure(app, settings, erasure_id)
+    if lost_erasures:
+        log.info("erasures_republished", erasures=len(lost_erasures))
     by_stage: dict[str, list[str]] = defaultdict(list)
     for job_id, stage in lost:
         by_stage[stage].append(job_id)

@@ -1,4 +1,4 @@
-"""Thin stage tasks: one Celery task per stage, each taking a list of job ids.
+"""Thin tasks: one Celery task per stage, each taking a list of job ids, and the erasure task.
 
 A task binds its log context and hands the delivery to ``ibex_worker.pipeline.runner``, which
 claims, computes, publishes and decides retries; when the runner says the delivery itself is
@@ -14,13 +14,13 @@ import redis
 import structlog
 from celery import Celery, signals
 
-from ibex_worker import runtime
+from ibex_worker import erasures, runtime
 from ibex_worker.celery_app import consumed_queues, create_app
 from ibex_worker.config import STAGES, Settings, get_settings
 from ibex_worker.db import dispose_engines
 from ibex_worker.logs import configure_logging
 from ibex_worker.pipeline.runner import run_delivery
-from ibex_worker.publish import Waker, task_name
+from ibex_worker.publish import ERASURE_TASK, Waker, publish_erasure, task_name
 
 log = structlog.get_logger("ibex.tasks")
 
@@ -30,6 +30,7 @@ def worker_app(settings: Settings | None = None) -> Celery:
     app = create_app(settings)
     for stage in STAGES:
         app.task(name=task_name(stage), bind=True, shared=False, max_retries=settings.stage_max_retries)(_stage_task(stage))
+    app.task(name=ERASURE_TASK, bind=True, shared=False)(_erasure_task)
     _connect_signals(app, settings)
     return app
 
@@ -53,6 +54,18 @@ def _run(task: Any, stage: str, job_ids: list[str]) -> None:
                          retries=request.retries, max_retries=task.max_retries)
     if again is not None:
         raise task.retry(args=[again.job_ids], countdown=again.countdown, exc=None)
+
+
+def _erasure_task(self: Any, erasure_id: str) -> None:
+    """Carry an erasure on; publish its next delivery when it handed its lease over."""
+    structlog.contextvars.bind_contextvars(task="erasure", delivery=self.request.id)
+    try:
+        deps = runtime.current()
+        due = erasures.run(deps.engine, deps.settings, deps.cache, erasure_id)
+        if due is not None:
+            publish_erasure(self.app, deps.settings, erasure_id, countdown=due or None)
+    finally:
+        structlog.contextvars.clear_contextvars()
 
 
 def _start_metrics_endpoint(settings: Settings) -> None:

@@ -26,8 +26,8 @@ from ibex_api.openapi import error_responses, json_body, success_headers
 from ibex_api.schemas import BATCH_MAX_ITEMS, IDEMPOTENCY_KEY_PATTERN, Accepted, BatchResult, Created
 from ibex_worker.apikeys import ApiKey
 from ibex_worker.backlog import BacklogFull, admission
-from ibex_worker.errors import (FieldIssue, IbexError, IdempotencyConflict, IdempotencyInProgress, TransientError,
-                           ValidationFailed)
+from ibex_worker.errors import (ErasureInProgress, FieldIssue, IbexError, IdempotencyConflict, IdempotencyInProgress,
+                               TransientError, ValidationFailed)
 from ibex_worker.submit import (IDEMPOTENCY_KEY_RE, FinalAnswer, Submission, check_idempotency_key, final_answer, submit,
                            submit_many)
 
@@ -226,6 +226,8 @@ def _result_of(exc: IbexError) -> str:
         return "conflict"
     if isinstance(exc, IdempotencyInProgress):
         return "in_progress"
+    if isinstance(exc, ErasureInProgress):
+        return "erasure_in_progress"
     if isinstance(exc, BacklogFull):
         return "backpressure"
     if isinstance(exc, TransientError):

@@ -3,11 +3,11 @@ and exactly one memory exists (at-least-once delivery, exactly-once effect)."""
 
 from __future__ import annotations
 
-import time
 
 from sqlalchemy import text
 
-from tests.conftest import isolated_queues, make_settings, memory, new_scope, query, start_sweeper, start_worker
+from tests.conftest import (isolated_queues, make_settings, memory, new_scope, query, start_sweeper, start_worker,
+                            wait_until)
 from ibex_worker.celery_app import create_app
 from ibex_worker.submit import submit, wait_for_job
 
@@ -20,15 +20,6 @@ def _isolated(infra, prefix):
     """Settings whose stage queues no other test's worker consumes."""
     queues = isolated_queues(prefix)
     return make_settings(infra, **queues, **FAST_RECOVERY), {**queues, **FAST_RECOVERY}
-
-
-def _wait_until(predicate, timeout=30.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.1)
-    return False
 
 
 def test_worker_killed_during_persist_recovers_and_stores_exactly_one_memory(infra, engine):
@@ -44,7 +35,7 @@ def test_worker_killed_during_persist_recovers_and_stores_exactly_one_memory(inf
         blocker.execute(text("INSERT INTO memory_agent_corpus (org_id, agent_id) VALUES (:o, :a)"), {"o": org, "a": agent})
         job_id = submit(engine, producer, settings, memory(org, agent, "The deploy window is Tuesday 14:00 UTC.")).job_id
         # Persist runs inline after near_dedup: the job row stays at its last write (after embed).
-        in_persist = _wait_until(lambda: query(
+        in_persist = wait_until(lambda: query(
             engine, "SELECT 1 FROM memory_write_jobs WHERE id = :j AND stage = 'near_dedup' "
                     "AND lease_token IS NOT NULL", j=job_id) and query(
             engine, "SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' "

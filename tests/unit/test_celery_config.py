@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tests.conftest import make_settings
 from ibex_worker.config import STAGES
-from ibex_worker.publish import task_name
+from ibex_worker.publish import ERASURE_TASK, task_name
 from ibex_worker.tasks import worker_app
 
 
@@ -20,9 +20,11 @@ def test_delivery_safety_defaults_are_set():
 
 
 def test_every_stage_has_a_task_routed_to_its_configured_queue():
-    settings = make_settings(queue_pii="gpu.pii", queue_embed="gpu.embed")
+    settings = make_settings(queue_pii="gpu.pii", queue_embed="gpu.embed", queue_erase="slow.erase")
     app = worker_app(settings)
     for stage in STAGES:
         assert task_name(stage) in app.tasks
         assert app.conf.task_routes[task_name(stage)] == {"queue": settings.queue_for(stage)}
-    assert {"gpu.pii", "gpu.embed", "ibex.pipeline"} == {q.name for q in app.conf.task_queues}
+    assert ERASURE_TASK in app.tasks
+    assert app.conf.task_routes[ERASURE_TASK] == {"queue": "slow.erase"}
+    assert {"gpu.pii", "gpu.embed", "ibex.pipeline", "slow.erase"} == {q.name for q in app.conf.task_queues}

@@ -21,9 +21,10 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("ibex_worker.store",),  # SQL
     ("ibex_worker.adapters", "ibex_worker.publish", "ibex_worker.celery_app"),  # models, vectors, read cache, broker
     ("ibex_worker.pipeline",),
-    ("ibex_worker.escalations", "ibex_worker.submit", "ibex_worker.reads", "ibex_worker.review", "ibex_worker.runtime",
+    ("ibex_worker.escalations", "ibex_worker.submit", "ibex_worker.reads", "ibex_worker.review", "ibex_worker.erasures",
+     "ibex_worker.runtime",
      "ibex_worker.tasks", "ibex_worker.backlog", "ibex_worker.apikeys", "ibex_worker.migrate", "ibex_worker.sweeper", "ibex_worker.cli",
-     "ibex_worker.review_cli", "ibex_worker.devstack"),  # services, processes and their tools
+     "ibex_worker.review_cli", "ibex_worker.erasures_cli", "ibex_worker.devstack"),  # services, processes and their tools
     ("ibex_api",),
 )
 # Anyone may import the core; the core itself imports only the core and the layers up to the
@@ -33,8 +34,8 @@ CORE = ("ibex_worker.config", "ibex_worker.errors", "ibex_worker.logs", "ibex_wo
 CORE_REACHES = LAYERS.index(("ibex_worker.store",))
 # The worker modules the API may import (a package stands for its modules).
 API_MAY_IMPORT = CORE + ("ibex_worker.celery_app", "ibex_worker.publish", "ibex_worker.backlog", "ibex_worker.apikeys", "ibex_worker.submit",
-                         "ibex_worker.reads", "ibex_worker.review", "ibex_worker.migrate", "ibex_worker.runtime",
-                         "ibex_worker.escalations.service", "ibex_worker.store")
+                         "ibex_worker.reads", "ibex_worker.review", "ibex_worker.erasures", "ibex_worker.migrate",
+                         "ibex_worker.runtime", "ibex_worker.escalations.service", "ibex_worker.store")
 
 
 def _within(module: str, prefix: str) -> bool:

@@ -10,6 +10,8 @@ from typing import Any, Protocol
 import redis
 import structlog
 
+from ibex_worker.errors import TransientError
+
 log = structlog.get_logger("ibex.cache")
 
 
@@ -23,6 +25,14 @@ class ReadCache(Protocol):
 
     def evict(self, org_id: str, memory_ids: list[str]) -> bool:
         """Drop entries whose memory stopped being active; False when that failed."""
+
+    def drop(self, org_id: str, memory_ids: list[str]) -> int:
+        """Drop the entries of erased memories; how many there were. Raises ``TransientError``
+        when the cache cannot be reached (an erasure must not end with an entry left)."""
+
+    def compact(self) -> bool:
+        """Have the server rewrite its append-only file, so dropped entries leave its history
+        too; best effort (False when it could not be started)."""
 
 
 class RedisCache:
@@ -46,6 +56,24 @@ class RedisCache:
             self._client.delete(*(cache_key(org_id, m) for m in memory_ids))
         except redis.RedisError as exc:
             log.warning("cache_evict_failed", memories=len(memory_ids), error=type(exc).__name__)
+            return False
+        return True
+
+    def drop(self, org_id: str, memory_ids: list[str]) -> int:
+        if not memory_ids:
+            return 0
+        try:
+            return int(self._client.delete(*(cache_key(org_id, m) for m in memory_ids)))
+        except redis.RedisError:
+            raise TransientError("read cache unavailable", code="CACHE_UNAVAILABLE") from None
+
+    def compact(self) -> bool:
+        try:
+            if self._client.config_get("appendonly").get("appendonly") != "yes":
+                return True
+            self._client.bgrewriteaof()
+        except redis.RedisError as exc:  # a rewrite already running, or CONFIG/BGREWRITEAOF not allowed
+            log.warning("cache_compact_failed", error=type(exc).__name__)
             return False
         return True
 

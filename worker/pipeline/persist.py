@@ -15,6 +15,9 @@ A reviewer's release (``ctx.release_of``) writes no new row: the quarantined mem
 active (``released``, 201), or, when an identical active memory exists, is retired as a
 tombstone in its favour (``exact_duplicate``, 409); either way the decision is audited in
 the same transaction. A memory no longer quarantined fails the release (``NOT_QUARANTINED``).
+
+A write for an agent whose erasure is open fails (``ERASED``): the erasure's last step,
+under the same lock, fails whatever of the agent is still in flight after it.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from ibex_worker.db import tenant_tx
 from ibex_worker.errors import LeaseLost, PermanentError
 from ibex_worker.pipeline import conflict, jobs, near_dedup
 from ibex_worker.pipeline.context import StageDeps, WriteContext
-from ibex_worker.store import corpus, erasure, escalations, memories, quarantine, relationships
+from ibex_worker.store import corpus, erasure, erasures, escalations, memories, quarantine, relationships
 from ibex_worker.store import jobs as job_store
 
 
@@ -50,6 +53,9 @@ def run(ctx: WriteContext, deps: StageDeps) -> PersistOutcome:
         version = corpus.lock(conn, ctx.org_id, ctx.agent_id)
         if not job_store.holds_lease(conn, ctx.org_id, ctx.job_id, ctx.lease_token):
             raise LeaseLost("job lease lost before persist")
+        if erasures.open_for_agent(conn, ctx.org_id, ctx.agent_id) is not None:
+            raise PermanentError("the agent was erased while this write was in flight; nothing was stored",
+                                 code=erasure.ERASED_CODE)
         if ctx.release_of and not memories.lock_quarantined(conn, ctx.org_id, ctx.release_of):
             raise PermanentError("the memory is no longer quarantined", code="NOT_QUARANTINED")
         existing = None if ctx.quarantined else memories.find_active_by_hash(conn, ctx.org_id, ctx.agent_id,

@@ -70,6 +70,16 @@ def _unknown_fields(names: set[Any]) -> list[FieldIssue]:
     return issues
 
 
+def check_scope_ids(values: dict[str, Any], settings: Settings) -> None:
+    """``org_id``/``agent_id``-shaped fields outside a write (an erasure's); raises
+    ``ValidationFailed`` naming each bad one."""
+    issues: list[FieldIssue] = []
+    for name, value in values.items():
+        _check_scope(value, name, settings.scope_id_max_chars, issues)
+    if issues:
+        raise ValidationFailed(issues)
+
+
 def _check_scope(value: Any, name: str, max_chars: int, issues: list[FieldIssue]) -> None:
     if not isinstance(value, str) or not value:
         issues.append(FieldIssue(name, "required, a non-empty string"))

@@ -13,6 +13,7 @@ _LOCK = text(
     "ON CONFLICT (org_id, agent_id) DO UPDATE SET version = memory_agent_corpus.version RETURNING version"
 )
 _VERSION = text("SELECT version FROM memory_agent_corpus WHERE org_id = :org_id AND agent_id = :agent_id")
+_FORGET = text("DELETE FROM memory_agent_corpus WHERE org_id = :org_id AND agent_id = :agent_id")
 _BUMP = text(
     "UPDATE memory_agent_corpus SET version = version + 1, updated_at = now() "
     "WHERE org_id = :org_id AND agent_id = :agent_id"
@@ -32,3 +33,8 @@ def version(conn: Any, org_id: str, agent_id: str) -> int:
 
 def bump(conn: Any, org_id: str, agent_id: str) -> None:
     conn.execute(_BUMP, {"org_id": org_id, "agent_id": agent_id})
+
+
+def forget(conn: Any, org_id: str, agent_id: str) -> None:
+    """Delete the agent's corpus row (an erased agent); a later write starts it again."""
+    conn.execute(_FORGET, {"org_id": org_id, "agent_id": agent_id})

@@ -1,14 +1,53 @@
-"""Erasing one memory in the caller's transaction: a tombstone stays (ids and times), and
-every table's part of the memory goes - labels, relationships, content, embedding, subject
-key, metadata, PII report, the requests of its finished jobs; the escalations naming it are
-withdrawn. Used by a reviewer's delete and by a release, which replaces the quarantined row."""
+"""Removing memories in the caller's transaction.
+
+- ``erase``: one memory; a tombstone stays (ids and times), and every table's part of the
+  memory goes - labels, relationships, content, embedding, subject key, metadata, PII report,
+  the requests of its finished jobs; the escalations naming it are withdrawn. Used by a
+  delete, an erasure of listed memories, and a release that replaces the quarantined row.
+- ``remove_agent_batch`` and ``refuse_agent_jobs``: an erasure of a whole agent, which leaves
+  no row of the agent's memories at all (no other agent's memory links to them: near-dup
+  links, supersessions and escalations stay within an agent).
+"""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from typing import Any
+
+from sqlalchemy import bindparam, text
+from sqlalchemy.dialects.postgresql import ARRAY, UUID
 
 from ibex_worker.store import escalations, memories, relationships
 from ibex_worker.store import jobs as job_store
+
+_IDS = bindparam("ids", type_=ARRAY(UUID(as_uuid=False)))
+_AGENT_BATCH = text(
+    "SELECT id FROM memories WHERE org_id = :org_id AND agent_id = :agent_id ORDER BY id LIMIT :limit FOR UPDATE"
+)
+_IN = "org_id = :org_id AND {column} = ANY(:ids)"
+_REMOVE = {
+    # escalations first (their decision log goes with them), memories last
+    "escalations": "DELETE FROM memory_conflict_escalations WHERE org_id = :org_id "
+                   "AND (memory_id = ANY(:ids) OR candidate_id = ANY(:ids))",
+    "relationships": "DELETE FROM memory_relationships WHERE org_id = :org_id "
+                     "AND (source_memory_id = ANY(:ids) OR target_memory_id = ANY(:ids))",
+    "labels": f"DELETE FROM memory_labels WHERE {_IN.format(column='memory_id')}",
+    "review_decisions": f"DELETE FROM memory_review_decisions WHERE {_IN.format(column='memory_id')}",
+    "memories": f"DELETE FROM memories WHERE {_IN.format(column='id')}",
+}
+_REMOVE_STATEMENTS = {kind: text(sql).bindparams(_IDS) for kind, sql in _REMOVE.items()}
+ERASED_CODE = "ERASED"
+_REFUSE_JOBS = text(
+    """
+    UPDATE memory_write_jobs
+       SET status = 'failed', error = CAST(:error AS jsonb), raw_content = NULL, request = '{}'::jsonb,
+           context = '{}'::jsonb, embedding = NULL, lease_token = NULL, lease_expires_at = NULL,
+           finished_at = now(), updated_at = now()
+     WHERE org_id = :org_id AND agent_id = :agent_id AND status IN ('queued', 'running')
+    """
+)
+_DROP_AGENT_KEYS = text("DELETE FROM memory_idempotency_keys WHERE org_id = :org_id AND agent_id = :agent_id")
 
 DELETED_BY_SYSTEM = "system:memory_deleted"  # who withdraws the escalations of a deleted memory
 
@@ -26,3 +65,25 @@ def erase(conn: Any, org_id: str, key: str, decided_by: str) -> dict[str, int]:
     memories.tombstone(conn, org_id, key)
     jobs_scrubbed = job_store.scrub_finished(conn, org_id, key)
     return {"labels": labels, "relationships": links, "escalations": len(withdrawn), "jobs": jobs_scrubbed}
+
+
+def agent_batch(conn: Any, org_id: str, agent_id: str, limit: int) -> list[str]:
+    """Lock up to ``limit`` of the agent's memories, of any status; their ids."""
+    return [str(r.id) for r in conn.execute(_AGENT_BATCH, {"org_id": org_id, "agent_id": agent_id, "limit": limit})]
+
+
+def remove_agent_batch(conn: Any, org_id: str, memory_ids: Sequence[str]) -> dict[str, int]:
+    """Delete the memories (of one agent) and every row naming them; counts by kind."""
+    params = {"org_id": org_id, "ids": list(memory_ids)}
+    return {kind: conn.execute(statement, params).rowcount for kind, statement in _REMOVE_STATEMENTS.items()}
+
+
+def refuse_agent_jobs(conn: Any, org_id: str, agent_id: str) -> int:
+    """Fail the agent's unfinished jobs as ``ERASED``, keeping nothing of their request; how many."""
+    error = {"code": ERASED_CODE, "message": "the agent was erased while this write was in flight; nothing was stored"}
+    return conn.execute(_REFUSE_JOBS, {"org_id": org_id, "agent_id": agent_id, "error": json.dumps(error)}).rowcount
+
+
+def drop_agent_keys(conn: Any, org_id: str, agent_id: str) -> int:
+    """Delete every idempotency-ledger entry of the agent; how many."""
+    return conn.execute(_DROP_AGENT_KEYS, {"org_id": org_id, "agent_id": agent_id}).rowcount

@@ -70,6 +70,13 @@ _READ_PAIR = text(
 _INSERT_LABEL = text(
     "INSERT INTO memory_labels (org_id, memory_id, label, confidence) VALUES (:org_id, :memory_id, :label, :confidence)"
 )
+_LIVE_AGENTS = text(
+    "SELECT id, agent_id FROM memories WHERE org_id = :org_id AND id = ANY(:ids) AND deleted_at IS NULL"
+).bindparams(bindparam("ids", type_=ARRAY(UUID(as_uuid=False))))
+_LOCK_LIVE = text(
+    "SELECT id, status FROM memories WHERE org_id = :org_id AND id = ANY(:ids) AND deleted_at IS NULL "
+    "ORDER BY id FOR UPDATE"
+).bindparams(bindparam("ids", type_=ARRAY(UUID(as_uuid=False))))
 _MEMORY_AGENT = text("SELECT agent_id FROM memories WHERE org_id = :org_id AND id = CAST(:id AS uuid)")
 _LABELS = text("SELECT label, confidence FROM memory_labels WHERE org_id = :org_id AND memory_id = :id "
                "ORDER BY confidence DESC, label")
@@ -163,6 +170,17 @@ def agent_of(conn: Any, org_id: str, memory_id: str) -> str | None:
     """The agent a memory belongs to, read without a lock; None when unknown."""
     row = conn.execute(_MEMORY_AGENT, {"org_id": org_id, "id": memory_id}).first()
     return None if row is None else row.agent_id
+
+
+def agents_of(conn: Any, org_id: str, memory_ids: list[str]) -> dict[str, str]:
+    """The agent of each of these memories that is not deleted, read without a lock."""
+    return {str(r.id): r.agent_id for r in conn.execute(_LIVE_AGENTS, {"org_id": org_id, "ids": memory_ids})}
+
+
+def lock_live(conn: Any, org_id: str, memory_ids: list[str]) -> list[Any]:
+    """Lock these memories that are not deleted (lock the corpus rows of their agents first);
+    ``id`` and ``status`` each."""
+    return list(conn.execute(_LOCK_LIVE, {"org_id": org_id, "ids": memory_ids}))
 
 
 def labels(conn: Any, org_id: str, memory_id: str) -> list[dict[str, Any]]:

@@ -154,6 +154,10 @@ class _Work:
         self.batch = settings.erasure_batch_size
         self.deadline = time.monotonic() + settings.task_soft_time_limit / 2.0
         self.started = time.monotonic()
+        self.phase_ms: dict[str, float] = {}  # this delivery's time by phase, for the log
+
+    def _timed(self, phase: str, since: float) -> None:
+        self.phase_ms[f"{phase}_ms"] = round((time.monotonic() - since) * 1000.0, 1)
 
     def _add(self, counts: dict[str, int]) -> None:
         for kind, n in counts.items():
@@ -171,6 +175,7 @@ class _Work:
 
     def agent(self) -> bool:
         agent_id = self.claim.agent_id
+        phase = time.monotonic()
         while True:
             with tenant_tx(self.engine, self.org_id) as conn:
                 corpus.lock(conn, self.org_id, agent_id)
@@ -180,6 +185,8 @@ class _Work:
                 break
             if self._out_of_time():
                 return False
+        self._timed("memories", phase)
+        phase = time.monotonic()
         while True:
             with tenant_tx(self.engine, self.org_id) as conn:
                 purged = retention.delete_agent_finished(conn, self.org_id, agent_id, self.batch)
@@ -189,6 +196,8 @@ class _Work:
                 break
             if self._out_of_time():
                 return False
+        self._timed("jobs", phase)
+        phase = time.monotonic()
         with tenant_tx(self.engine, self.org_id) as conn:
             corpus.lock(conn, self.org_id, agent_id)  # no persist of the agent runs from here to commit
             while self._remove_agent_memories(conn, agent_id) == self.batch:
@@ -202,6 +211,7 @@ class _Work:
             self._add({"jobs": erasure.refuse_agent_jobs(conn, self.org_id, agent_id)})
             corpus.forget(conn, self.org_id, agent_id)
             self._compact_cache()
+            self._timed("last", phase)
             self._finish(conn)
         return True
 
@@ -266,7 +276,7 @@ class _Work:
         if not erasures.finish(conn, self.org_id, self.id, self.token, self.counts):
             raise LeaseLost("erasure lease lost")
         log.info("erasure_succeeded", erasure_id=self.id, org_id=self.org_id, attempts=self.claim.attempts,
-                 duration_ms=round((time.monotonic() - self.started) * 1000.0, 1), **self.counts)
+                 duration_ms=round((time.monotonic() - self.started) * 1000.0, 1), **self.phase_ms, **self.counts)
 
     def fail(self, code: str) -> None:
         with tenant_tx(self.engine, self.org_id) as conn:

@@ -49,3 +49,24 @@ CREATE INDEX memory_review_decisions_agent ON memory_review_decisions (org_id, a
 CREATE INDEX memories_agent ON memories (org_id, agent_id);
 CREATE INDEX memory_write_jobs_agent ON memory_write_jobs (org_id, agent_id);
 CREATE INDEX memory_conflict_escalations_candidate ON memory_conflict_escalations (org_id, candidate_id);
+
+-- An erasure deletes an agent's labels together with its memories, in one transaction: the
+-- primary-category projection of a memory about to be deleted is skipped (it would re-read
+-- the labels and rewrite the row once per label). Only a transaction that says so skips it.
+CREATE OR REPLACE FUNCTION ibex_project_primary_category() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'DELETE' AND coalesce(current_setting('ibex.erasing_agent', true), 'off') = 'on' THEN
+        RETURN NULL;
+    END IF;
+    IF TG_OP IN ('UPDATE', 'DELETE') THEN
+        PERFORM ibex_project_category_of(OLD.org_id, OLD.memory_id);
+    END IF;
+    IF TG_OP IN ('INSERT', 'UPDATE')
+       AND (TG_OP = 'INSERT' OR (NEW.org_id, NEW.memory_id) IS DISTINCT FROM (OLD.org_id, OLD.memory_id)
+            OR NEW.label IS DISTINCT FROM OLD.label OR NEW.confidence IS DISTINCT FROM OLD.confidence) THEN
+        PERFORM ibex_project_category_of(NEW.org_id, NEW.memory_id);
+    END IF;
+    RETURN NULL;
+END
+$$;

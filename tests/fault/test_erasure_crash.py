@@ -8,6 +8,7 @@ from __future__ import annotations
 import uuid
 
 import redis
+from sqlalchemy import text
 
 from ibex_worker import erasures
 from ibex_worker.adapters.cache import cache_key
@@ -57,14 +58,23 @@ def test_an_agent_erasure_killed_mid_way_resumes_and_leaves_nothing_of_the_agent
     assert len(ids) == MEMORIES
 
     worker = start_worker(infra, "erasure-crash-1", queues=settings.queue_erase, **overrides)
+    blocker = engine.connect()
     try:
         erasure_id = erasures.request(engine, create_app(settings), settings, org, agent_id=agent, memory_ids=None,
                                       requested_by="cli:test")
         mid_way = wait_until(lambda: _receipt(engine, erasure_id).counts.get("memories", 0) >= 100, 60)
+        # Hold the agent's corpus lock between two batches, so the worker is killed mid-way however fast it is.
+        tx = blocker.begin()
+        blocker.execute(text("SELECT version FROM memory_agent_corpus WHERE org_id = :o AND agent_id = :a FOR UPDATE"),
+                        {"o": org, "a": agent})
+        waiting = wait_until(lambda: query(engine, "SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                                                   "AND query LIKE 'INSERT INTO memory_agent_corpus%'"), 30)
         worker.kill()
+        tx.rollback()
     finally:
+        blocker.close()
         worker.stop()
-    assert mid_way, _receipt(engine, erasure_id)
+    assert mid_way and waiting, _receipt(engine, erasure_id)
     killed = _receipt(engine, erasure_id)
     assert killed.status == "running" and killed.counts["memories"] < MEMORIES, killed
 

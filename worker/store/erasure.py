@@ -37,6 +37,8 @@ _REMOVE = {
     "memories": f"DELETE FROM memories WHERE {_IN.format(column='id')}",
 }
 _REMOVE_STATEMENTS = {kind: text(sql).bindparams(_IDS) for kind, sql in _REMOVE.items()}
+# The memories go in the same transaction: their labels' category projection is skipped.
+_ERASING_AGENT = text("SELECT set_config('ibex.erasing_agent', 'on', true)")
 ERASED_CODE = "ERASED"
 _REFUSE_JOBS = text(
     """
@@ -74,6 +76,7 @@ def agent_batch(conn: Any, org_id: str, agent_id: str, limit: int) -> list[str]:
 
 def remove_agent_batch(conn: Any, org_id: str, memory_ids: Sequence[str]) -> dict[str, int]:
     """Delete the memories (of one agent) and every row naming them; counts by kind."""
+    conn.execute(_ERASING_AGENT)
     params = {"org_id": org_id, "ids": list(memory_ids)}
     return {kind: conn.execute(statement, params).rowcount for kind, statement in _REMOVE_STATEMENTS.items()}
 

@@ -14,7 +14,7 @@ from celery import Celery
 from kombu import Queue
 
 from ibex_worker.config import STAGES, Settings, get_settings
-from ibex_worker.publish import ERASURE_TASK, task_name
+from ibex_worker.publish import ERASURE_TASK, REEMBED_TASK, task_name
 
 
 def create_app(settings: Settings) -> Celery:
@@ -38,7 +38,7 @@ def create_app(settings: Settings) -> Celery:
         task_default_queue=settings.queue_validate,
         task_queues=[Queue(name) for name in settings.all_queues],
         task_routes={**{task_name(stage): {"queue": settings.queue_for(stage)} for stage in STAGES},
-                     ERASURE_TASK: {"queue": settings.queue_erase}},
+                     ERASURE_TASK: {"queue": settings.queue_erase}, REEMBED_TASK: {"queue": settings.queue_embed}},
         task_send_sent_event=True,
         worker_send_task_events=True,
         worker_hijack_root_logger=False,

@@ -1,5 +1,5 @@
-"""The ``ibex`` command: up, migrate, worker, sweeper, purge, api, keys, submit, job, escalations, quarantine,
-erasures."""
+"""The ``ibex`` command: up, migrate, worker, sweeper, purge, reembed, api, keys, submit, job, escalations,
+quarantine, erasures."""
 
 from __future__ import annotations
 
@@ -30,6 +30,13 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Any]]:
     wrk.add_argument("--hostname", default=None)
     sub.add_parser("sweeper", help="re-publish jobs whose message was lost; apply retention")
     sub.add_parser("purge", help="purge finished jobs past IBEX_JOB_RETENTION_HOURS now, to the end; print counts")
+    rem = sub.add_parser("reembed", help="give memories embedded by another model a vector of IBEX_EMBEDDING_MODEL_NAME "
+                                         "(through the embed queue; resumable)")
+    rem.add_argument("--org", required=True)
+    rem.add_argument("--agent", default=None, help="only this agent's memories")
+    rem.add_argument("--batch", type=int, default=64, help="memories per task (default 64)")
+    rem.add_argument("--stall", type=float, default=120.0, metavar="SECONDS",
+                     help="stop when a batch makes no progress this long (default 120)")
     sub.add_parser("flower", help="run Flower on the broker (basic auth required; IBEX_FLOWER_*)")
     api = sub.add_parser("api", help="run the HTTP API (uvicorn)")
     api.add_argument("--host", default=None, help="default: IBEX_API_HOST")
@@ -137,6 +144,27 @@ def cmd_purge(args: argparse.Namespace) -> int:
     settings = get_settings()
     purged = purge_once(get_engine(settings.database_url), settings, max_batches=None)
     print(json.dumps({"jobs": purged.jobs, "idempotency_keys": purged.idempotency_keys}))
+    return 0
+
+
+def cmd_reembed(args: argparse.Namespace) -> int:
+    from ibex_worker import reembed
+    from ibex_worker.celery_app import get_app
+    from ibex_worker.db import get_engine
+
+    _init_logging()
+    settings = get_settings()
+    if args.batch < 1:
+        print("ibex reembed: --batch must be at least 1", file=sys.stderr)
+        return 2
+    done, left = reembed.run(get_engine(settings.database_url), get_app(), settings, args.org, agent_id=args.agent,
+                             batch=args.batch, stall_seconds=args.stall)
+    print(json.dumps({"model": settings.embedding_model_name, "reembedded": done, "left": left}))
+    if left:
+        print(f"ibex reembed: {left} memories still carry another model's vector; is a worker consuming "
+              f"{settings.queue_embed} with IBEX_EMBEDDING_MODEL_NAME={settings.embedding_model_name}? "
+              "Run the command again to continue.", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -257,7 +285,8 @@ def cmd_up(args: argparse.Namespace) -> int:
 
 
 COMMANDS = {"up": cmd_up, "migrate": cmd_migrate, "worker": cmd_worker, "sweeper": cmd_sweeper,
-            "purge": cmd_purge, "flower": cmd_flower, "api": cmd_api, "keys": cmd_keys, "submit": cmd_submit, "job": cmd_job}
+            "purge": cmd_purge, "reembed": cmd_reembed, "flower": cmd_flower, "api": cmd_api, "keys": cmd_keys,
+            "submit": cmd_submit, "job": cmd_job}
 
 if __name__ == "__main__":
     sys.exit(main())

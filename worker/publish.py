@@ -40,6 +40,7 @@ _RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2, "i
 
 
 ERASURE_TASK = "ibex.erasure"
+REEMBED_TASK = "ibex.reembed"
 
 
 def task_name(stage: str) -> str:
@@ -72,6 +73,13 @@ def publish(app: Any, settings: Any, stage: str, job_ids: Sequence[str], *, coun
         log.warning("publish_deferred", stage=stage, jobs=len(job_ids), error=type(exc).__name__)
         return False
     return True
+
+
+def publish_reembed(app: Any, settings: Any, org_id: str, memory_ids: Sequence[str]) -> None:
+    """Send memory ids to re-embed to the embed queue (raises when the broker is down: the
+    command that publishes them is interactive and stops)."""
+    app.send_task(REEMBED_TASK, args=[org_id, list(memory_ids)], queue=settings.queue_embed,
+                  retry=True, retry_policy=_RETRY_POLICY)
 
 
 # How long a "wake-up pending" flag outlives its message at most (a message lost with the

@@ -14,13 +14,15 @@ import redis
 import structlog
 from celery import Celery, signals
 
-from ibex_worker import erasures, runtime
+from ibex_worker import erasures, reembed, runtime
 from ibex_worker.celery_app import consumed_queues, create_app
 from ibex_worker.config import STAGES, Settings, get_settings
 from ibex_worker.db import dispose_engines
 from ibex_worker.logs import configure_logging
+from ibex_worker.errors import TransientError
 from ibex_worker.pipeline.runner import run_delivery
-from ibex_worker.publish import ERASURE_TASK, Waker, publish_erasure, task_name
+from ibex_worker.publish import ERASURE_TASK, REEMBED_TASK, Waker, publish_erasure, task_name
+from ibex_worker.retry import backoff_seconds
 
 log = structlog.get_logger("ibex.tasks")
 
@@ -31,6 +33,7 @@ def worker_app(settings: Settings | None = None) -> Celery:
     for stage in STAGES:
         app.task(name=task_name(stage), bind=True, shared=False, max_retries=settings.stage_max_retries)(_stage_task(stage))
     app.task(name=ERASURE_TASK, bind=True, shared=False)(_erasure_task)
+    app.task(name=REEMBED_TASK, bind=True, shared=False, max_retries=settings.stage_max_retries)(_reembed_task)
     _connect_signals(app, settings)
     return app
 
@@ -64,6 +67,24 @@ def _erasure_task(self: Any, erasure_id: str) -> None:
         due = erasures.run(deps.engine, deps.settings, deps.cache, erasure_id)
         if due is not None:
             publish_erasure(self.app, deps.settings, erasure_id, countdown=due or None)
+    finally:
+        structlog.contextvars.clear_contextvars()
+
+
+def _reembed_task(self: Any, org_id: str, memory_ids: list[str]) -> None:
+    """Give these memories a vector of this worker's embedding model (``ibex reembed``)."""
+    structlog.contextvars.bind_contextvars(task="reembed", delivery=self.request.id)
+    try:
+        deps = runtime.current()
+        if deps.embedder is None:  # routed to the embed queue, whose workers load the embedder
+            log.error("reembed_without_embedder", org_id=org_id)
+            return
+        try:
+            reembed.reembed_batch(deps.engine, deps.embedder, org_id, memory_ids)
+        except TransientError as exc:
+            countdown = backoff_seconds(self.request.retries + 1, base=deps.settings.retry_backoff_base,
+                                        cap=deps.settings.retry_backoff_cap)
+            raise self.retry(countdown=countdown, exc=None) from exc
     finally:
         structlog.contextvars.clear_contextvars()
 

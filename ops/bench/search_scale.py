@@ -36,6 +36,7 @@ from ibex_worker.devstack.postgres import EmbeddedPostgres
 AGENTS = 1000
 THRESHOLD = 0.92
 ORG = "bench"
+MODEL = "all-MiniLM-L6-v2"  # the embedding model every seeded row names (the search compares one model)
 SUBJECTS = ["the staging server", "the user", "the billing service", "our team", "the deploy pipeline",
             "the mobile app", "the data warehouse", "the support queue", "the nightly backup", "the VPN"]
 VERBS = ["uses", "prefers", "runs on", "depends on", "is moving to", "reports to", "needs", "avoids"]
@@ -70,14 +71,14 @@ def load(dsn: str, pool: np.ndarray, size: int, rng: np.random.Generator) -> Non
         register_vector(conn)
         conn.execute("TRUNCATE memories CASCADE")
         conn.execute("DROP INDEX IF EXISTS memories_embedding_hnsw")
-        with conn.cursor().copy("COPY memories (org_id, agent_id, content, content_hash, source, embedding) "
-                                "FROM STDIN WITH (FORMAT BINARY)") as copy:
-            copy.set_types(["text", "text", "text", "text", "text", "vector"])
+        with conn.cursor().copy("COPY memories (org_id, agent_id, content, content_hash, source, embedding, "
+                                "embedding_model) FROM STDIN WITH (FORMAT BINARY)") as copy:
+            copy.set_types(["text", "text", "text", "text", "text", "vector", "text"])
             for i in range(size):
                 vector = noisy(pool[rng.integers(len(pool))], 0.025, rng)  # cos ~0.8 between siblings
                 content = f"row {i}"
                 copy.write_row((ORG, f"agent-{i % AGENTS}", content,
-                                hashlib.sha256(content.encode()).hexdigest(), "bench", vector))
+                                hashlib.sha256(content.encode()).hexdigest(), "bench", vector, MODEL))
         conn.execute("VACUUM ANALYZE memories")
 
 
@@ -120,7 +121,7 @@ def run_store(url: str, qs: list[tuple[str, np.ndarray]]) -> tuple[list[float], 
         vector = v.tolist()
         started = time.perf_counter()
         with tenant_tx(engine, ORG) as conn:
-            found = store.search(conn, ORG, agent, vector, min_similarity=THRESHOLD, limit=10)
+            found = store.search(conn, ORG, agent, vector, model=MODEL, min_similarity=THRESHOLD, limit=10)
         lat.append((time.perf_counter() - started) * 1000)
         hits.append({c.memory_id for c in found if c.similarity > THRESHOLD})
     engine.dispose()

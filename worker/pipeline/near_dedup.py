@@ -19,7 +19,7 @@ from ibex_worker.store import corpus
 
 def find(conn: Any, ctx: WriteContext, deps: StageDeps) -> list[dict[str, Any]]:
     threshold = deps.settings.memory_near_duplicate_sim_threshold
-    found = deps.vector_store.search(conn, ctx.org_id, ctx.agent_id, ctx.embedding,
+    found = deps.vector_store.search(conn, ctx.org_id, ctx.agent_id, ctx.embedding, model=ctx.embedding_model,
                                      min_similarity=threshold,
                                      limit=deps.settings.near_duplicate_candidate_limit)
     return [{"memory_id": c.memory_id, "similarity": c.similarity} for c in found if c.similarity > threshold]

@@ -2,12 +2,13 @@
 ``ibex_worker.adapters.vector_store.PgVectorStore``. Two steps:
 
 1. coarse: an index-only scan of ``memories_agent_active_sketch`` (key ``(org_id,
-   agent_id)``, carrying each row's id and 384-bit sign sketch) ranks the agent's rows by
-   Hamming distance and keeps the best ``coarse`` ids - no heap access, so the cost barely
-   grows with the agent's corpus;
+   agent_id, embedding_model)``, carrying each row's id and 384-bit sign sketch) ranks the
+   agent's rows of the given embedding model by Hamming distance and keeps the best
+   ``coarse`` ids - no heap access, so the cost barely grows with the agent's corpus;
 2. exact: those rows are re-ranked by true cosine distance and the top ``limit`` returned.
 
-Near-duplicates (cosine > 0.9) differ in few sign bits, so they rank far inside the coarse
+Vectors of another model are never compared (their similarities mean nothing against this
+model's); ``ibex reembed`` brings them over. Near-duplicates (cosine > 0.9) differ in few sign bits, so they rank far inside the coarse
 cut; with ``coarse`` >= the agent's corpus the search is exact. The global HNSW index is
 never used here: its filtered search silently misses near-duplicates. No similarity
 threshold is applied here (an iterative scan with a threshold runs to its limit when
@@ -28,7 +29,8 @@ _NEAREST = text(
     """
     WITH coarse AS MATERIALIZED (
         SELECT id FROM memories
-         WHERE org_id = :org_id AND agent_id = :agent_id AND status = 'active' AND deleted_at IS NULL
+         WHERE org_id = :org_id AND agent_id = :agent_id AND embedding_model = :model
+           AND status = 'active' AND deleted_at IS NULL
          ORDER BY embedding_bits <~> binary_quantize(CAST(:vector AS vector(384)))::bit(384)
          LIMIT :coarse
     )
@@ -41,9 +43,10 @@ _NEAREST = text(
 ).bindparams(bindparam("vector", type_=Vector(EMBEDDING_DIM)))
 
 
-def nearest(conn: Any, org_id: str, agent_id: str, vector: Sequence[float], *, coarse: int,
+def nearest(conn: Any, org_id: str, agent_id: str, vector: Sequence[float], *, model: str, coarse: int,
             limit: int) -> list[Any]:
-    """``(id, similarity)`` of up to ``limit`` of the agent's active memories nearest
-    ``vector`` (cosine similarity) among the ``coarse`` best by sketch, best first."""
-    return conn.execute(_NEAREST, {"org_id": org_id, "agent_id": agent_id, "vector": list(vector),
+    """``(id, similarity)`` of up to ``limit`` of the agent's active memories embedded by
+    ``model`` nearest ``vector`` (cosine similarity) among the ``coarse`` best by sketch,
+    best first."""
+    return conn.execute(_NEAREST, {"org_id": org_id, "agent_id": agent_id, "vector": list(vector), "model": model,
                                    "coarse": coarse, "limit": limit}).all()

@@ -1,6 +1,6 @@
-"""``ibex quarantine list|release|delete``: the quarantine review queue from a shell. Importing
-this module is cheap: every command imports what it needs when it runs. Decisions are
-recorded as ``cli:<user>``."""
+"""``ibex quarantine list|release|delete`` and ``ibex memories delete``: the quarantine review
+queue, and deleting any memory, from a shell. Importing this module is cheap: every command
+imports what it needs when it runs. Decisions are recorded as ``cli:<user>``."""
 
 from __future__ import annotations
 
@@ -27,11 +27,17 @@ def register(subparsers: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
     rel.add_argument("--note", help="why: analysed for personal data, stored redacted with the decision")
     rel.add_argument("--wait", type=float, default=0.0, metavar="SECONDS", help="wait for the job to finish")
     rel.add_argument("--user", default=None, help="recorded as cli:<user> (default: the login name)")
+    _delete_parser(sub)
+    memories = subparsers.add_parser("memories", help="memories of any status: delete")
+    _delete_parser(memories.add_subparsers(dest="memories_command", required=True))
+    return {"quarantine": _dispatch, "memories": cmd_delete}
+
+
+def _delete_parser(sub: Any) -> None:
     dele = sub.add_parser("delete", help="delete a memory (quarantined or not): a tombstone stays, no content")
     dele.add_argument("memory_id")
     dele.add_argument("--org", required=True)
     dele.add_argument("--user", default=None, help="recorded as cli:<user> (default: the login name)")
-    return {"quarantine": _dispatch}
 
 
 def _dispatch(args: argparse.Namespace) -> int:
@@ -41,8 +47,11 @@ def _dispatch(args: argparse.Namespace) -> int:
 def _engine() -> Any:
     from ibex_worker.config import get_settings
     from ibex_worker.db import get_engine
+    from ibex_worker.logs import configure_logging
 
-    return get_engine(get_settings().database_url)
+    settings = get_settings()
+    configure_logging(settings.log_format, settings.log_level)  # logs to stderr; stdout is the JSON answer
+    return get_engine(settings.database_url)
 
 
 def _by(args: argparse.Namespace) -> str:

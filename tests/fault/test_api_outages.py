@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 import redis
+from sqlalchemy import text
 
 from tests.api_support import ApiServer, assert_envelope, new_key, wait_for_job
 from tests.conftest import Infra, make_settings, memory, new_scope, query, start_sweeper, start_worker
@@ -45,11 +46,24 @@ def broker_messages(url: str) -> int:
         client.close()
 
 
+def _stored_memory(engine: Any, org: str, agent: str) -> str:
+    """A memory with a label, written in SQL (no worker runs on this test's servers)."""
+    with engine.begin() as conn:
+        memory_id = str(conn.execute(text(
+            "INSERT INTO memories (org_id, agent_id, content, content_hash, source) "
+            "VALUES (:o, :a, 'The archive moves to cold storage.', repeat('c', 64), 'chat') RETURNING id"),
+            {"o": org, "a": agent}).scalar_one())
+        conn.execute(text("INSERT INTO memory_labels (org_id, memory_id, label, confidence) VALUES (:o, :m, 'ops', 0.9)"),
+                     {"o": org, "m": memory_id})
+    return memory_id
+
+
 def test_with_postgres_stopped_writes_answer_503_publish_nothing_and_succeed_after_a_restart(own_infra, own_engine):
     org, agent, key = new_scope(), new_scope("agent"), new_key()
     api_key, _ = apikeys.create(own_engine, org)
     keyed_body = memory(org, agent, "The data center moves in May.")
     plain_body = memory(org, agent, "The office plants are watered on Wednesdays.")
+    stored = _stored_memory(own_engine, org, agent)
     server = ApiServer(own_infra, "api-pg-outage")
     try:
         own_infra.pg.stop()
@@ -57,9 +71,13 @@ def test_with_postgres_stopped_writes_answer_503_publish_nothing_and_succeed_aft
             keyed = client.post("/v1/memories", json=keyed_body, headers={"X-Idempotency-Key": key})
             plain = client.post("/v1/memories", json=plain_body)
             ready = client.get("/readyz")
+            deleting = client.delete(f"/v1/memories/{stored}")
+            erasing = client.post("/v1/erasures", json={"org_id": org, "agent_id": agent})
         assert_envelope(keyed, 503, "IDEMPOTENCY_UNAVAILABLE")
         assert_envelope(plain, 503, "UNAVAILABLE")
-        assert keyed.headers["retry-after"] and plain.headers["retry-after"]
+        for refused in (deleting, erasing):
+            assert_envelope(refused, 503, "UNAVAILABLE")
+        assert all(r.headers["retry-after"] for r in (keyed, plain, deleting, erasing))
         assert ready.status_code == 503 and ready.json()["checks"]["postgres"] is False
         # Past authentication too: the producer entry point itself refuses and publishes nothing.
         settings = make_settings(own_infra)
@@ -76,6 +94,10 @@ def test_with_postgres_stopped_writes_answer_503_publish_nothing_and_succeed_aft
         server.stop()
     assert keyed_again.status_code == 202 and plain_again.status_code == 202
     assert assert_envelope(keyed_once_more, 409, "IDEMPOTENCY_IN_PROGRESS")["job_id"] == keyed_again.json()["job_id"]
+    assert [(r.status, r.labels) for r in query(
+        own_engine, "SELECT m.status, (SELECT count(*) FROM memory_labels l WHERE l.memory_id = m.id) AS labels "
+                    "FROM memories m WHERE m.id = :m", m=stored)] == [("active", 1)]  # nothing half-deleted
+    assert query(own_engine, "SELECT count(*) AS n FROM memory_erasures WHERE org_id = :o", o=org)[0].n == 0
     jobs = query(own_engine, "SELECT id FROM memory_write_jobs WHERE org_id = :o ORDER BY created_at", o=org)
     assert [str(j.id) for j in jobs] == [keyed_again.json()["job_id"], plain_again.json()["job_id"]]
     # One wake-up for both: no worker took the first, so the second job shares it.

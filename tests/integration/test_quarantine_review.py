@@ -8,7 +8,10 @@ from __future__ import annotations
 import json
 import random
 import re
+import subprocess
+import sys
 import uuid
+from pathlib import Path
 
 import pytest
 from sqlalchemy import text
@@ -18,6 +21,7 @@ from tests.conftest import (TENANT_TABLES, make_settings, memory, new_scope, que
                             tenant_rows)
 from ibex_worker.pii.checksums import luhn_valid
 
+ROOT = Path(__file__).resolve().parents[2]
 WAIT = {"Prefer": "wait=30"}
 
 
@@ -243,3 +247,24 @@ def test_case_variants_of_a_memory_are_exact_duplicates(api, make_key, pipeline)
                    for variant in (text, text.upper(), text.lower(), "  " + text.replace(" ", "  "))]
     assert [a.status_code for a in answers] == [201, 409, 409, 409]
     assert {a.json()["memory_id"] for a in answers} == {answers[0].json()["memory_id"]}
+
+
+def test_the_cli_deletes_a_memory_of_any_status_and_a_second_delete_is_a_no_op(infra, engine, producer, settings,
+                                                                               pipeline):
+    org, agent = new_scope(), new_scope("agent")
+    stored = submit_and_wait(engine, producer, settings, memory(org, agent, "The archive moves to cold storage."))
+
+    def ibex(*args):
+        done = subprocess.run([sys.executable, "-m", "ibex_worker.cli", "memories", "delete", *args],
+                              env=infra.env(), cwd=ROOT, capture_output=True, text=True, timeout=60)
+        return done.returncode, json.loads(done.stdout)
+
+    first = ibex(stored["memory_id"], "--org", org, "--user", "dpo")
+    again = ibex(stored["memory_id"], "--org", org)
+    elsewhere = ibex(stored["memory_id"], "--org", new_scope())
+    assert first == (0, {"memory_id": stored["memory_id"], "deleted": True, "already": False})
+    assert again == (0, {"memory_id": stored["memory_id"], "deleted": True, "already": True})
+    assert elsewhere[0] == 2 and elsewhere[1]["error"]["code"] == "NOT_FOUND"
+    assert query(engine, "SELECT status FROM memories WHERE id = :m", m=stored["memory_id"])[0].status == "deleted"
+    assert [r.decided_by for r in query(engine, "SELECT decided_by FROM memory_review_decisions WHERE org_id = :o",
+                                        o=org)] == ["cli:dpo"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tests.conftest import make_settings
 from ibex_worker.config import STAGES
-from ibex_worker.publish import ERASURE_TASK, task_name
+from ibex_worker.publish import ERASURE_TASK, REEMBED_TASK, task_name
 from ibex_worker.tasks import worker_app
 
 
@@ -25,6 +25,7 @@ def test_every_stage_has_a_task_routed_to_its_configured_queue():
     for stage in STAGES:
         assert task_name(stage) in app.tasks
         assert app.conf.task_routes[task_name(stage)] == {"queue": settings.queue_for(stage)}
-    assert ERASURE_TASK in app.tasks
+    assert ERASURE_TASK in app.tasks and REEMBED_TASK in app.tasks
     assert app.conf.task_routes[ERASURE_TASK] == {"queue": "slow.erase"}
+    assert app.conf.task_routes[REEMBED_TASK] == {"queue": "gpu.embed"}  # where the embedder is loaded
     assert {"gpu.pii", "gpu.embed", "ibex.pipeline", "slow.erase"} == {q.name for q in app.conf.task_queues}

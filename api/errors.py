@@ -75,13 +75,18 @@ def from_ibex_error(exc: IbexError, settings: Any, *, keyed: bool = False) -> Ap
 
 
 def unavailable(settings: Any, *, keyed: bool) -> ApiError:
-    """PostgreSQL cannot be reached: nothing was recorded and nothing published."""
+    """PostgreSQL could not be reached, or its connections stayed busy. Usually nothing was
+    recorded, but a connection lost during COMMIT leaves that unknown: the message says so, and
+    how a keyed retry finds out."""
     headers = {"Retry-After": str(settings.unavailable_retry_after_seconds)}
     if keyed:
         return ApiError(503, "IDEMPOTENCY_UNAVAILABLE",
-                        "the idempotency ledger is unavailable; nothing was recorded, retry with the same key",
+                        "the idempotency ledger is unavailable; the request may not have been recorded: retry with "
+                        "the same key (a recorded write answers with its outcome and never runs twice)",
                         headers=headers)
-    return ApiError(503, "UNAVAILABLE", "the store is unavailable; nothing was recorded, retry later", headers=headers)
+    return ApiError(503, "UNAVAILABLE", "the store is unavailable; the request may not have been recorded: retry "
+                                        "later (a write sent with an Idempotency-Key cannot be stored twice)",
+                    headers=headers)
 
 
 def _field_of(loc: tuple[Any, ...] | list[Any]) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.exc import DBAPIError, InvalidatePoolError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from ibex_worker.errors import TransientError
 from ibex_worker.store import session
@@ -34,11 +35,12 @@ _engines: dict[str, Engine] = {}
 _engines_lock = threading.Lock()
 
 
-def make_engine(url: str, *, pool_size: int = 5) -> Engine:
+def make_engine(url: str, *, pool_size: int = 5, max_overflow: int = 5, pool_timeout: float = 30.0) -> Engine:
     engine = create_engine(
         url,
         pool_size=pool_size,
-        max_overflow=5,
+        max_overflow=max_overflow,
+        pool_timeout=pool_timeout,
         pool_recycle=1800,
         connect_args={"connect_timeout": 5},
         hide_parameters=True,  # exception messages must never quote bound values (content)
@@ -115,6 +117,9 @@ def _begin(engine: Engine) -> Iterator[Connection]:
     except OperationalError:
         # Connection refused, server gone, serialization trouble: all worth a retry.
         raise TransientError("database unavailable", code="DATABASE_UNAVAILABLE") from None  # parameters may quote content
+    except PoolTimeout:
+        # Every pooled connection busy for pool_timeout seconds: overload, worth a retry (503, not 500).
+        raise TransientError("database connections exhausted", code="DATABASE_UNAVAILABLE") from None
     except DBAPIError as exc:
         if exc.connection_invalidated:
             raise TransientError("database connection lost", code="DATABASE_UNAVAILABLE") from None  # parameters may quote content

@@ -16,7 +16,6 @@ from typing import Any
 from ibex_worker.db import tenant_tx
 from ibex_worker.errors import (ErasureInProgress, FieldIssue, IbexError, IdempotencyConflict, IdempotencyInProgress,
                                TransientError, ValidationFailed)
-from ibex_worker.pipeline import jobs
 from ibex_worker.pipeline.validate import validate_request
 from ibex_worker.publish import ENTRY_STAGE, Waker, publish
 from ibex_worker.store import erasures, idempotency
@@ -147,15 +146,15 @@ def _record(engine: Any, settings: Any, body: dict[str, Any], request: dict[str,
             replay = _existing_claim(claim, fingerprint)
             if replay is not None:
                 return replay
-        if claim is not None and not retire_for_takeover(conn, org_id, str(claim.job_id)):
-            # The claim's lease ran out but its job is alive (a worker holds it): still in progress.
+        if claim is not None and not may_take_over(conn, org_id, str(claim.job_id)):
+            # The claim's lease ran out but its job is unfinished (waiting or running): in progress.
             raise IdempotencyInProgress(str(claim.job_id), retry_after=5)
         if admit is not None:
             admit()
         job_id = job_store.insert_job(conn, org_id, agent_id, request["content"], fields, key,
                                       queue=settings.queue_validate)
         lease = settings.idempotency_lease_seconds
-        if claim is not None:  # lease expired: its job was lost; take the key over
+        if claim is not None:  # lease expired and its job finished without answering it: take the key over
             idempotency.move_claim(conn, org_id, agent_id, key, job_id, lease)
         elif not idempotency.insert_claim(conn, org_id, agent_id, key, fingerprint, job_id, lease):
             raise _ClaimRace()
@@ -249,18 +248,14 @@ def _failure_answer(error: dict[str, Any], job_id: str) -> FinalAnswer:
     return FinalAnswer(503, {"error": {"code": "UNAVAILABLE", "message": message}, "job_id": job_id})
 
 
-def retire_for_takeover(conn: Any, org_id: str, job_id: str) -> bool:
-    """An idempotency claim's lease ran out and a new request with the key wants it. Its old
-    job may only be replaced if nobody is working on it: an unfinished job without a live
-    lease is failed (``TAKEN_OVER``; its later deliveries find it finished and drop it), so at
-    most one of the two can ever persist. False when a worker holds it (still in progress)."""
+def may_take_over(conn: Any, org_id: str, job_id: str) -> bool:
+    """An idempotency claim's lease ran out and a new request with the key wants it: only a
+    job known to be dead - finished, or gone - gives its key up. An unfinished job is alive
+    however long it waits (its row is durable and the sweeper re-publishes it), so a retry
+    never replaces it and sends it to the back of the queue. The job row stays locked until
+    the caller's transaction ends, so it cannot finish in between."""
     row = job_store.status_for_update(conn, org_id, job_id)
-    if row is None or row.status not in ("queued", "running"):
-        return True
-    error = {"code": "TAKEN_OVER", "message": "a retry with the same idempotency key replaced this job"}
-    # No key handling here: the caller moves the claim to the new job in the same transaction.
-    return jobs.fail(conn, org_id=org_id, agent_id="", job_id=job_id, lease_token=None, idempotency_key=None,
-                error=error, final_status=None, stage=row.stage)
+    return row is None or row.status not in ("queued", "running")
 
 
 def request_fingerprint(body: dict[str, Any], key: str) -> str:

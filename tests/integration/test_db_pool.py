@@ -1,7 +1,8 @@
 """The connection pool's liveness check (ibex_worker.db.make_engine), against the real PostgreSQL:
 a connection that sat idle is pinged and replaced if its server session is gone; a busy one
 is not pinged (no extra round trip per transaction); a session killed while busy costs one
-transaction, reported as a TransientError, and the next one works."""
+transaction, reported as a TransientError, and the next one works; a pool whose connections
+are all busy past its timeout is a TransientError too (the API answers 503, not 500)."""
 
 from __future__ import annotations
 
@@ -69,3 +70,17 @@ def test_a_busy_connection_killed_fails_one_transaction_as_transient_then_recove
         _pid(engine)
     assert _pid(engine) != victim
     assert calls == []
+
+
+def test_an_exhausted_pool_is_a_transient_error_not_a_crash(infra: Infra) -> None:
+    engine = db.make_engine(infra.pg.url, pool_size=1, max_overflow=0, pool_timeout=0.5)
+    try:
+        with db.maint_tx(engine):  # the only connection, held
+            with pytest.raises(TransientError) as caught:
+                with db.maint_tx(engine):
+                    pass
+        assert caught.value.code == "DATABASE_UNAVAILABLE"
+        with db.maint_tx(engine) as conn:  # given back: the next transaction works
+            assert conn.execute(text("SELECT 1")).scalar_one() == 1
+    finally:
+        engine.dispose()

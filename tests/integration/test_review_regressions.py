@@ -1,5 +1,5 @@
-"""Regressions found in review: an idempotency takeover never replaces a job a worker is
-running, and a delivery that runs out of retries fails only the jobs that used up their own
+"""Regressions found in review: an idempotency retry never replaces an unfinished job (a
+worker holds it, or it merely waits in the queue), only one known dead; and a delivery that runs out of retries fails only the jobs that used up their own
 attempts at that stage."""
 
 from __future__ import annotations
@@ -45,16 +45,31 @@ def test_an_expired_claim_whose_job_a_worker_holds_stays_in_progress(engine, off
     assert len(query(engine, "SELECT id FROM memory_write_jobs WHERE org_id = :o", o=org)) == 1
 
 
-def test_a_takeover_retires_the_old_job_so_only_one_can_ever_persist(engine, offline_producer):
+def test_a_keyed_retry_of_a_job_that_merely_waits_never_replaces_it(engine, offline_producer):
     settings, producer = offline_producer
     org, agent, key = new_scope(), new_scope("agent"), "retry-key-2"
     body = memory(org, agent, "The staging database is rebuilt every Saturday.")
     first = submit(engine, producer, settings, body, key).job_id
+    _expire_claim(engine, org, key)  # a backlog longer than the claim's lease
+    for _ in range(3):
+        with pytest.raises(IdempotencyInProgress) as caught:
+            submit(engine, producer, settings, body, key)
+        assert caught.value.job_id == first and caught.value.retry_after == 5
+    rows = query(engine, "SELECT id, status FROM memory_write_jobs WHERE org_id = :o", o=org)
+    assert [(str(r.id), r.status) for r in rows] == [(first, "queued")]
+
+
+def test_a_claim_whose_job_finished_without_answering_it_is_taken_over(engine, offline_producer):
+    settings, producer = offline_producer
+    org, agent, key = new_scope(), new_scope("agent"), "retry-key-3"
+    body = memory(org, agent, "The staging database is rebuilt every Friday.")
+    first = submit(engine, producer, settings, body, key).job_id
+    with engine.begin() as conn:  # the job is known dead, its claim never answered
+        conn.execute(text("UPDATE memory_write_jobs SET status = 'failed', raw_content = NULL, finished_at = now(), "
+                          "error = '{\"code\": \"STAGE_CRASHED\"}'::jsonb WHERE id = :j"), {"j": first})
     _expire_claim(engine, org, key)
     second = submit(engine, producer, settings, body, key).job_id
     assert second != first
-    old = query(engine, "SELECT status, error, raw_content FROM memory_write_jobs WHERE id = :j", j=first)[0]
-    assert (old.status, old.error["code"], old.raw_content) == ("failed", "TAKEN_OVER", None)
     claim = query(engine, "SELECT job_id FROM memory_idempotency_keys WHERE org_id = :o AND key = :k", o=org, k=key)
     assert [str(c.job_id) for c in claim] == [second]
 

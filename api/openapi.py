@@ -12,8 +12,9 @@ _ERRORS: dict[int, str] = {
     403: "FORBIDDEN: org_id or agent_id outside the key's scope",
     404: "NOT_FOUND: unknown id, another tenant's id, or a malformed id",
     409: "IDEMPOTENCY_CONFLICT, IDEMPOTENCY_IN_PROGRESS (with job_id and Retry-After), ERASURE_IN_PROGRESS "
-         "(with erasure_id and Retry-After: the agent is being erased; nothing was recorded), or the final "
-         "DUPLICATE_CONTENT answer (with memory_id)",
+         "(with erasure_id and Retry-After: the agent is being erased; nothing was recorded), or a final answer: "
+         "DUPLICATE_CONTENT (with memory_id), or ERASED (with job_id: the agent was erased while the write was in "
+         "flight; nothing was stored)",
     413: "PAYLOAD_TOO_LARGE: the body is larger than IBEX_MAX_REQUEST_BYTES",
     422: "VALIDATION_ERROR: details name each bad field, never its value",
     429: "BACKPRESSURE: the pipeline's backlog is at IBEX_BACKLOG_LIMIT; retry after Retry-After seconds",

@@ -323,7 +323,9 @@ class ErasureAccepted(BaseModel):
 
 class ErasureCounts(BaseModel):
     """Rows and cache entries removed so far, by kind. For listed memories, ``escalations``
-    counts those withdrawn and ``jobs`` those whose request was scrubbed."""
+    counts those withdrawn and ``jobs`` those whose request was scrubbed. ``cache_keys`` counts
+    entries found when their batch committed (one dropped in a batch a crash rolled back is gone
+    but not counted)."""
 
     memories: int
     relationships: int
@@ -338,7 +340,7 @@ class ErasureView(BaseModel):
     erasure_id: str
     status: Literal["queued", "running", "succeeded", "failed"]
     agent_id: str | None = Field(description="the erased agent, or null for listed memories")
-    memory_ids: int | None = Field(description="how many memory ids were listed, or null for an agent")
+    memory_count: int | None = Field(description="how many memory ids were listed, or null for an agent")
     counts: ErasureCounts
     error: dict[str, Any] | None = Field(description="`{code, message}` when it failed")
     created_at: str

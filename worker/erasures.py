@@ -42,7 +42,7 @@ log = structlog.get_logger("ibex.erasures")
 
 COUNT_KINDS = ("memories", "relationships", "labels", "jobs", "idempotency_keys", "escalations", "cache_keys")
 ERASED_BY = "system:erasure"  # who a listed memory's tombstone and withdrawn escalations name
-MAX_ATTEMPTS = 5  # deliveries that end in an unexpected error before the erasure is failed
+MAX_FAILURES = 5  # deliveries that end in an unexpected error before the erasure is failed
 
 
 class ErasureNotFound(IbexError):
@@ -51,23 +51,26 @@ class ErasureNotFound(IbexError):
 
 def request(engine: Any, app: Any, settings: Any, org_id: str, *, agent_id: str | None,
             memory_ids: Sequence[str] | None, requested_by: str,
-            agent_scope: Sequence[str] | None = None) -> str:
-    """Record an erasure and publish it; its id. An agent with an open erasure gets that one's
-    id (nothing new is recorded). Raises ``ValidationFailed`` naming the field."""
+            agent_scope: Sequence[str] | None = None) -> tuple[str, str]:
+    """Record an erasure and publish it; its id and status (``queued``). An agent with an open
+    erasure gets that one's id and status (nothing new is recorded). Raises
+    ``ValidationFailed`` naming the field."""
     ids = check_request(settings, org_id, agent_id, memory_ids)
     with tenant_tx(engine, org_id) as conn:
+        if agent_id is not None:  # waits for writes of the agent being recorded now (submit's shared lock)
+            erasures.lock_agent_writes(conn, org_id, agent_id)
         erasure_id = erasures.insert(conn, org_id, agent_id=agent_id, memory_ids=ids, agent_scope=agent_scope,
                                      requested_by=requested_by)
         if erasure_id is None:
             assert agent_id is not None  # only an agent's erasure can meet an open one
-            open_id = erasures.open_for_agent(conn, org_id, agent_id)
-            if open_id is not None:
-                return open_id
+            open_row = erasures.open_status(conn, org_id, agent_id)
+            if open_row is not None:
+                return open_row
             raise TransientError("the agent's open erasure finished meanwhile; retry", code="UNAVAILABLE")
     publish_erasure(app, settings, erasure_id)
     log.info("erasure_requested", erasure_id=erasure_id, org_id=org_id,
              target="agent" if agent_id else "memories", memories=len(ids or ()))
-    return erasure_id
+    return erasure_id, "queued"
 
 
 def check_request(settings: Any, org_id: str, agent_id: str | None,
@@ -100,7 +103,7 @@ def view(engine: Any, org_id: str, erasure_id: str, agent_scope: Sequence[str] |
         raise ErasureNotFound("erasure not found")
     counts = {kind: int((row.counts or {}).get(kind, 0)) for kind in COUNT_KINDS}
     return {"erasure_id": str(row.id), "status": row.status, "agent_id": row.agent_id,
-            "memory_ids": row.memory_count, "counts": counts, "error": row.error,
+            "memory_count": row.memory_count, "counts": counts, "error": row.error,
             "created_at": iso(row.created_at), "finished_at": iso(row.finished_at)}
 
 
@@ -135,12 +138,12 @@ def run(engine: Any, settings: Any, cache: Any, erasure_id: str) -> float | None
         log.warning("erasure_retry", erasure_id=erasure_id, error=exc.code, countdown_s=backoff)
         return work.hand_over(hold_seconds=backoff)
     except Exception as exc:  # a bug or a constraint: retried a few times, then failed
-        if claim.attempts >= MAX_ATTEMPTS:
-            log.error("erasure_failed", erasure_id=erasure_id, attempts=claim.attempts, error=type(exc).__name__)
+        if claim.failures + 1 >= MAX_FAILURES:
+            log.error("erasure_failed", erasure_id=erasure_id, failures=claim.failures + 1, error=type(exc).__name__)
             work.fail("INTERNAL")
             return None
         log.warning("erasure_retry", erasure_id=erasure_id, error=type(exc).__name__, countdown_s=backoff)
-        return work.hand_over(hold_seconds=backoff)
+        return work.hand_over(hold_seconds=backoff, failed=True)
     return None if done else work.hand_over()
 
 
@@ -151,6 +154,7 @@ class _Work:
         self.engine, self.settings, self.cache, self.claim = engine, settings, cache, claim
         self.org_id, self.id, self.token = claim.org_id, str(claim.id), str(claim.lease_token)
         self.counts = {kind: int((claim.counts or {}).get(kind, 0)) for kind in COUNT_KINDS}
+        self.saved = dict(self.counts)  # as the receipt holds them (after the last commit)
         self.batch = settings.erasure_batch_size
         self.deadline = time.monotonic() + settings.task_soft_time_limit / 2.0
         self.started = time.monotonic()
@@ -168,6 +172,9 @@ class _Work:
         if not erasures.advance(conn, self.org_id, self.id, self.token, self.counts, self.settings.job_lease_seconds):
             raise LeaseLost("erasure lease lost")
 
+    def _committed(self) -> None:
+        self.saved = dict(self.counts)
+
     def _out_of_time(self) -> bool:
         return time.monotonic() >= self.deadline
 
@@ -176,11 +183,14 @@ class _Work:
     def agent(self) -> bool:
         agent_id = self.claim.agent_id
         phase = time.monotonic()
+        if self.cache is not None:  # before any entry is dropped: a late persist cannot put one back
+            self.cache.mark_erased(self.org_id, agent_id=agent_id)
         while True:
             with tenant_tx(self.engine, self.org_id) as conn:
                 corpus.lock(conn, self.org_id, agent_id)
                 removed = self._remove_agent_memories(conn, agent_id)
                 self._advance(conn)
+            self._committed()
             if removed < self.batch:
                 break
             if self._out_of_time():
@@ -192,6 +202,7 @@ class _Work:
                 purged = retention.delete_agent_finished(conn, self.org_id, agent_id, self.batch)
                 self._add({"jobs": purged.jobs, "idempotency_keys": purged.idempotency_keys})
                 self._advance(conn)
+            self._committed()
             if purged.jobs < self.batch:
                 break
             if self._out_of_time():
@@ -202,13 +213,11 @@ class _Work:
             corpus.lock(conn, self.org_id, agent_id)  # no persist of the agent runs from here to commit
             while self._remove_agent_memories(conn, agent_id) == self.batch:
                 pass
+            # Unfinished jobs first (waiting for any that is finishing right now), then every
+            # other finished job, locks waited for: none of the agent's jobs is skipped.
+            refused = erasure.refuse_agent_jobs(conn, self.org_id, agent_id)
             self._add({"idempotency_keys": erasure.drop_agent_keys(conn, self.org_id, agent_id)})
-            while True:
-                purged = retention.delete_agent_finished(conn, self.org_id, agent_id, self.batch)
-                self._add({"jobs": purged.jobs})
-                if purged.jobs < self.batch:
-                    break
-            self._add({"jobs": erasure.refuse_agent_jobs(conn, self.org_id, agent_id)})
+            self._add({"jobs": len(refused) + erasure.delete_agent_jobs(conn, self.org_id, agent_id, keep=refused)})
             corpus.forget(conn, self.org_id, agent_id)
             self._compact_cache()
             self._timed("last", phase)
@@ -246,6 +255,7 @@ class _Work:
                     corpus.lock(conn, self.org_id, agent_id)
                     self._erase_listed(conn, agent_id, [memory_id for _, memory_id in pairs])
                 self._advance(conn)
+            self._committed()
             if self._out_of_time() and start + self.batch < len(ids):
                 return False
         with tenant_tx(self.engine, self.org_id) as conn:
@@ -257,6 +267,8 @@ class _Work:
         live = memories.lock_live(conn, self.org_id, memory_ids)
         if not live:
             return
+        if self.cache is not None:
+            self.cache.mark_erased(self.org_id, memory_ids=[str(row.id) for row in live])
         self._add({"cache_keys": self._drop_cached([str(row.id) for row in live])})
         for row in live:
             removed = erasure.erase(conn, self.org_id, str(row.id), ERASED_BY)
@@ -268,8 +280,9 @@ class _Work:
     def _compact_cache(self) -> None:
         """Before the receipt turns final (every entry is dropped by then): the dropped entries
         also leave Redis's append-only file, whose rewrite has started when the receipt says
-        ``succeeded``."""
-        if self.cache is not None and self.counts["cache_keys"]:
+        ``succeeded``. Always, not only when this delivery dropped entries: an earlier delivery
+        may have dropped some in a batch that then rolled back (and counted none)."""
+        if self.cache is not None:
             self.cache.compact()
 
     def _finish(self, conn: Any) -> None:
@@ -280,17 +293,18 @@ class _Work:
 
     def fail(self, code: str) -> None:
         with tenant_tx(self.engine, self.org_id) as conn:
-            erasures.finish(conn, self.org_id, self.id, self.token, self.counts,
+            erasures.finish(conn, self.org_id, self.id, self.token, self.saved,
                             error={"code": code, "message": "the erasure could not be completed; see the worker log"})
 
-    def hand_over(self, hold_seconds: float = 0.0) -> float | None:
-        """Give the lease up for the next delivery, due in ``hold_seconds``; None when the
+    def hand_over(self, hold_seconds: float = 0.0, *, failed: bool = False) -> float | None:
+        """Give the lease up for the next delivery, due in ``hold_seconds`` (``failed``: this
+        delivery ended in an unexpected error, counted towards ``MAX_FAILURES``); None when the
         database cannot take it (the lease runs out and the sweeper re-publishes)."""
         try:
             with tenant_tx(self.engine, self.org_id) as conn:
-                if not erasures.hand_over(conn, self.org_id, self.id, self.token, hold_seconds):
+                if not erasures.hand_over(conn, self.org_id, self.id, self.token, hold_seconds, failed=failed):
                     return None
         except TransientError:
             return None
-        log.info("erasure_handed_over", erasure_id=self.id, hold_s=hold_seconds, **self.counts)
+        log.info("erasure_handed_over", erasure_id=self.id, hold_s=hold_seconds, **self.saved)
         return hold_seconds

@@ -57,7 +57,7 @@ def cmd_request(args: argparse.Namespace) -> int:
     settings = _settings()
     engine = get_engine(settings.database_url)
     try:
-        erasure_id = erasures.request(engine, get_app(), settings, args.org, agent_id=args.agent,
+        erasure_id, _ = erasures.request(engine, get_app(), settings, args.org, agent_id=args.agent,
                                       memory_ids=args.memory, requested_by=f"cli:{args.user or getpass.getuser()}")
         view = erasures.view(engine, args.org, erasure_id)
         deadline = time.monotonic() + min(args.wait, 3600.0)

@@ -25,6 +25,16 @@ class PermanentError(IbexError):
     """Validation or policy: retrying cannot help. Never retried."""
 
 
+# The HTTP status that is a permanent failure's final answer, by code (422 for any other):
+# a release of a memory no longer quarantined, and a write whose agent was erased meanwhile,
+# are conflicts with the state of the store, not bad requests.
+FINAL_STATUS = {"NOT_QUARANTINED": 409, "ERASED": 409}
+
+
+def final_status_of(code: str) -> int:
+    return FINAL_STATUS.get(code, 422)
+
+
 class TransientError(IbexError):
     """Database, broker or model trouble that may pass. Retried with capped, jittered backoff."""
 

@@ -75,10 +75,10 @@ def publish(app: Any, settings: Any, stage: str, job_ids: Sequence[str], *, coun
     return True
 
 
-def publish_reembed(app: Any, settings: Any, org_id: str, memory_ids: Sequence[str]) -> None:
-    """Send memory ids to re-embed to the embed queue (raises when the broker is down: the
-    command that publishes them is interactive and stops)."""
-    app.send_task(REEMBED_TASK, args=[org_id, list(memory_ids)], queue=settings.queue_embed,
+def publish_reembed(app: Any, settings: Any, org_id: str, memory_ids: Sequence[str], model: str) -> None:
+    """Send memory ids to re-embed with ``model`` to the embed queue (raises when the broker is
+    down: the command that publishes them is interactive and stops)."""
+    app.send_task(REEMBED_TASK, args=[org_id, list(memory_ids), model], queue=settings.queue_embed,
                   retry=True, retry_policy=_RETRY_POLICY)
 
 

@@ -91,7 +91,7 @@ def run(engine: Any, app: Any, settings: Any, org_id: str, *, agent_id: str | No
                 ids = reembedding.next_stale(conn, org_id, model, agent_id, after, batch)
             if not ids:
                 break
-            publish_reembed(app, settings, org_id, ids)
+            publish_reembed(app, settings, org_id, ids, model)
             waiting.append(ids)
             after = ids[-1]
         if not waiting:

@@ -15,7 +15,7 @@ from typing import Any
 
 from ibex_worker.db import tenant_tx
 from ibex_worker.errors import (ErasureInProgress, FieldIssue, IbexError, IdempotencyConflict, IdempotencyInProgress,
-                               TransientError, ValidationFailed)
+                               TransientError, ValidationFailed, final_status_of)
 from ibex_worker.pipeline.validate import validate_request
 from ibex_worker.publish import ENTRY_STAGE, Waker, publish
 from ibex_worker.store import erasures, idempotency
@@ -132,6 +132,7 @@ def _record(engine: Any, settings: Any, body: dict[str, Any], request: dict[str,
     org_id, agent_id = request["org_id"], request["agent_id"]
     fields = {k: v for k, v in request.items() if k not in ("org_id", "agent_id", "content")}
     with tenant_tx(engine, org_id) as conn:
+        erasures.share_agent_writes(conn, org_id, agent_id)
         erasure_id = erasures.open_for_agent(conn, org_id, agent_id)
         if erasure_id is not None:
             raise ErasureInProgress(erasure_id)
@@ -234,16 +235,17 @@ def _keyed_answer(row: Any, job_id: str) -> FinalAnswer:
     return _failure_answer(row.error or {}, job_id)  # a transient failure released the key
 
 
-# Failures that are the request's own, with their final HTTP status (resubmitting cannot help).
-PERMANENT_CODES = {"VALIDATION_ERROR": 422, "PII_IN_FIELD": 422, "NOT_QUARANTINED": 409}
+# Failures that are final (resubmitting the same request cannot help).
+PERMANENT_CODES = frozenset({"VALIDATION_ERROR", "PII_IN_FIELD", "NOT_QUARANTINED", "ERASED"})
 
 
 def _failure_answer(error: dict[str, Any], job_id: str) -> FinalAnswer:
-    """Validation failures, personal data in a field and a release of a memory no longer
-    quarantined are final (422, 409); anything else failed after its retries and is worth
-    submitting again (503, never stored as the key's final answer)."""
+    """Validation failures and personal data in a field (422), a release of a memory no longer
+    quarantined and a write whose agent was erased while it was in flight (409) are final;
+    anything else failed after its retries and is worth submitting again (503, never stored as
+    the key's final answer)."""
     if error.get("code") in PERMANENT_CODES:
-        return FinalAnswer(PERMANENT_CODES[error["code"]], {"error": error, "job_id": job_id})
+        return FinalAnswer(final_status_of(error["code"]), {"error": error, "job_id": job_id})
     message = f"the write failed ({error.get('code', 'UNKNOWN')}); nothing was stored, submit it again"
     return FinalAnswer(503, {"error": {"code": "UNAVAILABLE", "message": message}, "job_id": job_id})
 

@@ -71,13 +71,16 @@ def _erasure_task(self: Any, erasure_id: str) -> None:
         structlog.contextvars.clear_contextvars()
 
 
-def _reembed_task(self: Any, org_id: str, memory_ids: list[str]) -> None:
-    """Give these memories a vector of this worker's embedding model (``ibex reembed``)."""
+def _reembed_task(self: Any, org_id: str, memory_ids: list[str], model: str) -> None:
+    """Give these memories a vector of ``model`` (``ibex reembed``), if this worker embeds with it."""
     structlog.contextvars.bind_contextvars(task="reembed", delivery=self.request.id)
     try:
         deps = runtime.current()
         if deps.embedder is None:  # routed to the embed queue, whose workers load the embedder
             log.error("reembed_without_embedder", org_id=org_id)
+            return
+        if deps.embedder.model_name != model:  # left stale: the command stops and names the model
+            log.error("reembed_model_mismatch", org_id=org_id, asked=model, loaded=deps.embedder.model_name)
             return
         try:
             reembed.reembed_batch(deps.engine, deps.embedder, org_id, memory_ids)

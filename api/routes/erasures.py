@@ -57,15 +57,14 @@ async def create_erasure(request: Request, key: ApiKey = Depends(authenticate)) 
     elif body.org_id != key.org_id:
         raise ApiError(403, "FORBIDDEN", "the API key does not cover this org_id")
     try:
-        erasure_id = await blocking(erasures.request, state.engine, state.producer, state.settings, body.org_id,
-                                    agent_id=body.agent_id, memory_ids=body.memory_ids,
-                                    requested_by=f"api_key:{key.id}", agent_scope=agent_filter(key))
-        view = await blocking(erasures.view, state.engine, body.org_id, erasure_id)
+        erasure_id, status = await blocking(erasures.request, state.engine, state.producer, state.settings,
+                                            body.org_id, agent_id=body.agent_id, memory_ids=body.memory_ids,
+                                            requested_by=f"api_key:{key.id}", agent_scope=agent_filter(key))
     except ValidationFailed as exc:
         raise from_ibex_error(exc, state.settings) from None
     except TransientError:
         raise unavailable(state.settings, keyed=False) from None
-    return JSONResponse({"erasure_id": erasure_id, "status": view["status"]}, status_code=202,
+    return JSONResponse({"erasure_id": erasure_id, "status": status}, status_code=202,
                         headers={"Location": f"/v1/erasures/{erasure_id}"})
 
 

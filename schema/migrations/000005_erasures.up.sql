@@ -11,7 +11,8 @@ CREATE TABLE memory_erasures (
     requested_by     text        NOT NULL,
     lease_token      uuid,
     lease_expires_at timestamptz,
-    attempts         integer     NOT NULL DEFAULT 0,
+    attempts         integer     NOT NULL DEFAULT 0,  -- deliveries that claimed it
+    failures         integer     NOT NULL DEFAULT 0,  -- deliveries that ended in an unexpected error
     published_at     timestamptz,
     error            jsonb,
     created_at       timestamptz NOT NULL DEFAULT now(),

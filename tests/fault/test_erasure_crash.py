@@ -60,8 +60,8 @@ def test_an_agent_erasure_killed_mid_way_resumes_and_leaves_nothing_of_the_agent
     worker = start_worker(infra, "erasure-crash-1", queues=settings.queue_erase, **overrides)
     blocker = engine.connect()
     try:
-        erasure_id = erasures.request(engine, create_app(settings), settings, org, agent_id=agent, memory_ids=None,
-                                      requested_by="cli:test")
+        erasure_id, _ = erasures.request(engine, create_app(settings), settings, org, agent_id=agent,
+                                         memory_ids=None, requested_by="cli:test")
         mid_way = wait_until(lambda: _receipt(engine, erasure_id).counts.get("memories", 0) >= 100, 60)
         # Hold the agent's corpus lock between two batches, so the worker is killed mid-way however fast it is.
         tx = blocker.begin()

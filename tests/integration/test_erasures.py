@@ -119,13 +119,14 @@ def test_writes_while_an_agent_is_erased_are_refused_or_failed_and_none_survives
     never_taken = make_settings(infra, **isolated_queues(f"ibex.test.erasure-never.{uuid.uuid4().hex[:8]}"))
     left_queued = record(engine, never_taken, memory(org, agent, COFFEE)).job_id
 
-    erasure_id = erasures.request(engine, own_app, own_settings, org, agent_id=agent, memory_ids=None,
-                                  requested_by="cli:test")
+    erasure_id, status = erasures.request(engine, own_app, own_settings, org, agent_id=agent, memory_ids=None,
+                                          requested_by="cli:test")
+    assert status == "queued"
     with pytest.raises(ErasureInProgress) as refused:
         submit(engine, producer, settings, memory(org, agent, "Written while the agent is erased."))
     assert refused.value.erasure_id == erasure_id
     assert erasures.request(engine, own_app, own_settings, org, agent_id=agent, memory_ids=None,
-                            requested_by="cli:test") == erasure_id  # one open erasure per agent
+                            requested_by="cli:test") == (erasure_id, "queued")  # one open erasure per agent
     assert submit_and_wait(engine, producer, settings, memory(org, other, PORT_OLD))["status"] == "succeeded"
 
     stage_queues = ",".join(sorted({own_settings.queue_for(stage) for stage in STAGES}))
@@ -168,7 +169,7 @@ def test_listed_memories_are_deleted_as_a_delete_would_and_others_are_kept(api, 
         assert accepted.status_code == 202, accepted.text
         view = _wait_erasure(limited, accepted.json()["erasure_id"])
         assert view["status"] == "succeeded", view
-        assert (view["memory_ids"], view["agent_id"], view["counts"]["memories"]) == (4, None, 2)
+        assert (view["memory_count"], view["agent_id"], view["counts"]["memories"]) == (4, None, 2)
         for gone in (new, tea):
             assert_envelope(limited.get(f"/v1/memories/{gone}"), 404, "NOT_FOUND")
         assert limited.get(f"/v1/memories/{old}/relationships").json()["relationships"] == []
@@ -218,10 +219,24 @@ def test_the_cli_requests_an_erasure_waits_for_it_and_shows_its_receipt(infra, e
     code, receipt = _cli(infra, "request", "--org", org, "--memory", gone["memory_id"], "--wait", "60",
                          "--user", "dpo")
     assert code == 0, receipt
-    assert (receipt["status"], receipt["memory_ids"], receipt["counts"]["memories"]) == ("succeeded", 1, 1)
+    assert (receipt["status"], receipt["memory_count"], receipt["counts"]["memories"]) == ("succeeded", 1, 1)
     assert query(engine, "SELECT requested_by FROM memory_erasures WHERE id = :e",
                  e=receipt["erasure_id"])[0].requested_by == "cli:dpo"
     assert _cli(infra, "show", receipt["erasure_id"], "--org", org) == (0, receipt)
     assert _cli(infra, "show", receipt["erasure_id"], "--org", new_scope())[0] == 2
     statuses = {str(r.id): r.status for r in query(engine, "SELECT id, status FROM memories WHERE org_id = :o", o=org)}
     assert statuses == {kept["memory_id"]: "active", gone["memory_id"]: "deleted"}
+
+
+def test_a_cache_entry_written_after_an_erasure_started_is_refused(infra):
+    cache = runtime.read_cache(make_settings(infra))
+    org, erased, other = new_scope(), new_scope("agent"), new_scope("agent")
+    late, kept, listed = (str(uuid.uuid4()) for _ in range(3))
+    cache.mark_erased(org, agent_id=erased)
+    cache.mark_erased(org, memory_ids=[listed])
+    entries = [{"memory_id": late, "org_id": org, "agent_id": erased, "content": "late", "status": "active"},
+               {"memory_id": kept, "org_id": org, "agent_id": other, "content": "kept", "status": "active"},
+               {"memory_id": listed, "org_id": org, "agent_id": other, "content": "listed", "status": "active"}]
+    assert all(cache.put(entry) for entry in entries)  # refused quietly: a put never fails a write
+    assert [cache.get(org, m) is not None for m in (late, kept, listed)] == [False, True, False]
+    assert cache.drop(org, [late, kept, listed]) == 1

@@ -29,7 +29,7 @@ from typing import Any
 import structlog
 
 from ibex_worker.db import maint_tx, tenant_tx
-from ibex_worker.errors import IbexError, LeaseLost, PermanentError, TransientError, ValidationFailed
+from ibex_worker.errors import IbexError, LeaseLost, PermanentError, TransientError, ValidationFailed, final_status_of
 from ibex_worker.pipeline import jobs
 from ibex_worker.pipeline.context import StageDeps, WriteContext
 from ibex_worker.publish import publish
@@ -242,7 +242,7 @@ def fail_exhausted(job_ids: Sequence[str], deps: StageDeps, error: IbexError, st
 
 def fail(ctx: WriteContext, deps: StageDeps, exc: IbexError, report: StageReport, stage: str, *, fenced: bool = True) -> None:
     """Fail the job for good (fenced on its lease unless ``fenced`` is False)."""
-    final_status = 422 if isinstance(exc, (ValidationFailed, PermanentError)) else None
+    final_status = final_status_of(exc.code) if isinstance(exc, (ValidationFailed, PermanentError)) else None
     with tenant_tx(deps.engine, ctx.org_id) as conn:
         done = jobs.fail(conn, org_id=ctx.org_id, agent_id=ctx.agent_id, job_id=ctx.job_id,
                          lease_token=ctx.lease_token if fenced else None, stage=stage,

@@ -47,8 +47,13 @@ _REFUSE_JOBS = text(
            context = '{}'::jsonb, embedding = NULL, lease_token = NULL, lease_expires_at = NULL,
            finished_at = now(), updated_at = now()
      WHERE org_id = :org_id AND agent_id = :agent_id AND status IN ('queued', 'running')
+    RETURNING id
     """
 )
+_DELETE_AGENT_JOBS = text(
+    "DELETE FROM memory_write_jobs WHERE org_id = :org_id AND agent_id = :agent_id "
+    "AND status IN ('succeeded', 'failed') AND NOT (id = ANY(:keep))"
+).bindparams(bindparam("keep", type_=ARRAY(UUID(as_uuid=False))))
 _DROP_AGENT_KEYS = text("DELETE FROM memory_idempotency_keys WHERE org_id = :org_id AND agent_id = :agent_id")
 
 DELETED_BY_SYSTEM = "system:memory_deleted"  # who withdraws the escalations of a deleted memory
@@ -81,10 +86,17 @@ def remove_agent_batch(conn: Any, org_id: str, memory_ids: Sequence[str]) -> dic
     return {kind: conn.execute(statement, params).rowcount for kind, statement in _REMOVE_STATEMENTS.items()}
 
 
-def refuse_agent_jobs(conn: Any, org_id: str, agent_id: str) -> int:
-    """Fail the agent's unfinished jobs as ``ERASED``, keeping nothing of their request; how many."""
+def refuse_agent_jobs(conn: Any, org_id: str, agent_id: str) -> list[str]:
+    """Fail the agent's unfinished jobs as ``ERASED``, keeping nothing of their request; their ids."""
     error = {"code": ERASED_CODE, "message": "the agent was erased while this write was in flight; nothing was stored"}
-    return conn.execute(_REFUSE_JOBS, {"org_id": org_id, "agent_id": agent_id, "error": json.dumps(error)}).rowcount
+    rows = conn.execute(_REFUSE_JOBS, {"org_id": org_id, "agent_id": agent_id, "error": json.dumps(error)})
+    return [str(r.id) for r in rows]
+
+
+def delete_agent_jobs(conn: Any, org_id: str, agent_id: str, keep: Sequence[str]) -> int:
+    """Delete every finished job of the agent but ``keep`` (after its ledger entries went),
+    waiting for rows other transactions hold; how many."""
+    return conn.execute(_DELETE_AGENT_JOBS, {"org_id": org_id, "agent_id": agent_id, "keep": list(keep)}).rowcount
 
 
 def drop_agent_keys(conn: Any, org_id: str, agent_id: str) -> int:

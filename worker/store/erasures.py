@@ -24,9 +24,14 @@ _INSERT = text(
 ).bindparams(bindparam("memory_ids", type_=ARRAY(UUID(as_uuid=False))),
              bindparam("agent_scope", type_=ARRAY(TEXT)))
 _OPEN_FOR_AGENT = text(
-    "SELECT id FROM memory_erasures WHERE org_id = :org_id AND agent_id = :agent_id "
+    "SELECT id, status FROM memory_erasures WHERE org_id = :org_id AND agent_id = :agent_id "
     "AND status IN ('queued', 'running') LIMIT 1"
 )
+# Recording a write of an agent takes this lock shared, requesting the agent's erasure takes it
+# exclusively: a write is recorded either before the erasure exists or sees it.
+_AGENT_WRITES_LOCK = "hashtextextended(:org_id || chr(31) || :agent_id, 0)"
+_SHARE_AGENT_WRITES = text(f"SELECT pg_advisory_xact_lock_shared({_AGENT_WRITES_LOCK})")
+_LOCK_AGENT_WRITES = text(f"SELECT pg_advisory_xact_lock({_AGENT_WRITES_LOCK})")
 _VIEW = text(
     "SELECT id, agent_id, cardinality(memory_ids) AS memory_count, agent_scope, status, counts, error, "
     "created_at, finished_at FROM memory_erasures WHERE org_id = :org_id AND id = :id"
@@ -39,7 +44,7 @@ _CLAIM = text(
            attempts = attempts + 1, updated_at = now()
      WHERE id = :id AND status IN ('queued', 'running')
        AND (lease_expires_at IS NULL OR lease_expires_at < now())
-    RETURNING org_id, id, agent_id, memory_ids, agent_scope, counts, lease_token, attempts
+    RETURNING org_id, id, agent_id, memory_ids, agent_scope, counts, lease_token, attempts, failures
     """
 )
 _FENCED = "WHERE org_id = :org_id AND id = :id AND lease_token = :lease_token AND status = 'running'"
@@ -53,6 +58,7 @@ _FINISH = text(
 )
 _HAND_OVER = text(
     "UPDATE memory_erasures SET lease_token = NULL, lease_expires_at = NULL, "
+    "failures = failures + CASE WHEN :failed THEN 1 ELSE 0 END, "
     "published_at = now() + make_interval(secs => :hold_seconds), updated_at = now() "
     f"{_FENCED}"
 )
@@ -84,8 +90,24 @@ def insert(conn: Any, org_id: str, *, agent_id: str | None, memory_ids: Sequence
 
 def open_for_agent(conn: Any, org_id: str, agent_id: str) -> str | None:
     """The id of the agent's queued or running erasure, if it has one."""
+    found = open_status(conn, org_id, agent_id)
+    return None if found is None else found[0]
+
+
+def open_status(conn: Any, org_id: str, agent_id: str) -> tuple[str, str] | None:
+    """The id and status of the agent's queued or running erasure, if it has one."""
     row = conn.execute(_OPEN_FOR_AGENT, {"org_id": org_id, "agent_id": agent_id}).first()
-    return None if row is None else str(row.id)
+    return None if row is None else (str(row.id), str(row.status))
+
+
+def share_agent_writes(conn: Any, org_id: str, agent_id: str) -> None:
+    """Recording a write of the agent: hold off a request to erase it until this transaction ends."""
+    conn.execute(_SHARE_AGENT_WRITES, {"org_id": org_id, "agent_id": agent_id})
+
+
+def lock_agent_writes(conn: Any, org_id: str, agent_id: str) -> None:
+    """Requesting the agent's erasure: wait for writes of it being recorded, hold off new ones."""
+    conn.execute(_LOCK_AGENT_WRITES, {"org_id": org_id, "agent_id": agent_id})
 
 
 def view(conn: Any, org_id: str, erasure_id: str) -> Any | None:
@@ -112,10 +134,12 @@ def finish(conn: Any, org_id: str, erasure_id: str, lease_token: str, counts: di
                                   "error": json.dumps(error) if error else None}).rowcount == 1
 
 
-def hand_over(conn: Any, org_id: str, erasure_id: str, lease_token: str, hold_seconds: float = 0.0) -> bool:
-    """Give the lease up for the next delivery (a continuation, or a retry after ``hold_seconds``)."""
+def hand_over(conn: Any, org_id: str, erasure_id: str, lease_token: str, hold_seconds: float = 0.0, *,
+              failed: bool = False) -> bool:
+    """Give the lease up for the next delivery (a continuation, or a retry after ``hold_seconds``;
+    ``failed`` counts an unexpected error)."""
     return conn.execute(_HAND_OVER, {"org_id": org_id, "id": erasure_id, "lease_token": lease_token,
-                                     "hold_seconds": hold_seconds}).rowcount == 1
+                                     "hold_seconds": hold_seconds, "failed": failed}).rowcount == 1
 
 
 def sweep_lost(conn: Any, republish_after: float, limit: int = 100) -> list[str]:

@@ -36,7 +36,7 @@ from ibex_worker.errors import FieldIssue, IbexError, LeaseLost, TransientError,
 from ibex_worker.pipeline.validate import check_scope_ids
 from ibex_worker.publish import publish_erasure
 from ibex_worker.reads import iso
-from ibex_worker.store import corpus, erasure, erasures, memories, retention
+from ibex_worker.store import corpus, erasure, erasure_receipts, memories, retention
 
 log = structlog.get_logger("ibex.erasures")
 
@@ -58,12 +58,12 @@ def request(engine: Any, app: Any, settings: Any, org_id: str, *, agent_id: str 
     ids = check_request(settings, org_id, agent_id, memory_ids)
     with tenant_tx(engine, org_id) as conn:
         if agent_id is not None:  # waits for writes of the agent being recorded now (submit's shared lock)
-            erasures.lock_agent_writes(conn, org_id, agent_id)
-        erasure_id = erasures.insert(conn, org_id, agent_id=agent_id, memory_ids=ids, agent_scope=agent_scope,
-                                     requested_by=requested_by)
+            erasure_receipts.lock_agent_writes(conn, org_id, agent_id)
+        erasure_id = erasure_receipts.insert(conn, org_id, agent_id=agent_id, memory_ids=ids,
+                                             agent_scope=agent_scope, requested_by=requested_by)
         if erasure_id is None:
             assert agent_id is not None  # only an agent's erasure can meet an open one
-            open_row = erasures.open_status(conn, org_id, agent_id)
+            open_row = erasure_receipts.open_status(conn, org_id, agent_id)
             if open_row is not None:
                 return open_row
             raise TransientError("the agent's open erasure finished meanwhile; retry", code="UNAVAILABLE")
@@ -98,7 +98,7 @@ def view(engine: Any, org_id: str, erasure_id: str, agent_scope: Sequence[str] |
     except ValueError:
         raise ErasureNotFound("erasure not found") from None
     with tenant_tx(engine, org_id) as conn:
-        row = erasures.view(conn, org_id, key)
+        row = erasure_receipts.view(conn, org_id, key)
     if row is None or not _covers(agent_scope, row):
         raise ErasureNotFound("erasure not found")
     counts = {kind: int((row.counts or {}).get(kind, 0)) for kind in COUNT_KINDS}
@@ -123,7 +123,7 @@ def run(engine: Any, settings: Any, cache: Any, erasure_id: str) -> float | None
     next delivery is due, in seconds (0: at once, the lease was handed over), or None when
     there is nothing more to do here (finished, failed, or another delivery holds it)."""
     with maint_tx(engine) as conn:
-        claim = erasures.claim(conn, erasure_id, settings.job_lease_seconds)
+        claim = erasure_receipts.claim(conn, erasure_id, settings.job_lease_seconds)
     if claim is None:
         log.info("erasure_skipped", erasure_id=erasure_id, reason="finished_or_leased")
         return None
@@ -169,7 +169,8 @@ class _Work:
                 self.counts[kind] += n
 
     def _advance(self, conn: Any) -> None:
-        if not erasures.advance(conn, self.org_id, self.id, self.token, self.counts, self.settings.job_lease_seconds):
+        if not erasure_receipts.advance(conn, self.org_id, self.id, self.token, self.counts,
+                                        self.settings.job_lease_seconds):
             raise LeaseLost("erasure lease lost")
 
     def _committed(self) -> None:
@@ -286,14 +287,14 @@ class _Work:
             self.cache.compact()
 
     def _finish(self, conn: Any) -> None:
-        if not erasures.finish(conn, self.org_id, self.id, self.token, self.counts):
+        if not erasure_receipts.finish(conn, self.org_id, self.id, self.token, self.counts):
             raise LeaseLost("erasure lease lost")
         log.info("erasure_succeeded", erasure_id=self.id, org_id=self.org_id, attempts=self.claim.attempts,
                  duration_ms=round((time.monotonic() - self.started) * 1000.0, 1), **self.phase_ms, **self.counts)
 
     def fail(self, code: str) -> None:
         with tenant_tx(self.engine, self.org_id) as conn:
-            erasures.finish(conn, self.org_id, self.id, self.token, self.saved,
+            erasure_receipts.finish(conn, self.org_id, self.id, self.token, self.saved,
                             error={"code": code, "message": "the erasure could not be completed; see the worker log"})
 
     def hand_over(self, hold_seconds: float = 0.0, *, failed: bool = False) -> float | None:
@@ -302,7 +303,7 @@ class _Work:
         database cannot take it (the lease runs out and the sweeper re-publishes)."""
         try:
             with tenant_tx(self.engine, self.org_id) as conn:
-                if not erasures.hand_over(conn, self.org_id, self.id, self.token, hold_seconds, failed=failed):
+                if not erasure_receipts.hand_over(conn, self.org_id, self.id, self.token, hold_seconds, failed=failed):
                     return None
         except TransientError:
             return None

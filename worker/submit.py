@@ -18,7 +18,7 @@ from ibex_worker.errors import (ErasureInProgress, FieldIssue, IbexError, Idempo
                                TransientError, ValidationFailed, final_status_of)
 from ibex_worker.pipeline.validate import validate_request
 from ibex_worker.publish import ENTRY_STAGE, Waker, publish
-from ibex_worker.store import erasures, idempotency
+from ibex_worker.store import erasure_receipts, idempotency
 from ibex_worker.store import jobs as job_store
 
 # 1-255 visible ASCII characters; the ledger's CHECK constraint says the same.
@@ -132,8 +132,8 @@ def _record(engine: Any, settings: Any, body: dict[str, Any], request: dict[str,
     org_id, agent_id = request["org_id"], request["agent_id"]
     fields = {k: v for k, v in request.items() if k not in ("org_id", "agent_id", "content")}
     with tenant_tx(engine, org_id) as conn:
-        erasures.share_agent_writes(conn, org_id, agent_id)
-        erasure_id = erasures.open_for_agent(conn, org_id, agent_id)
+        erasure_receipts.share_agent_writes(conn, org_id, agent_id)
+        erasure_id = erasure_receipts.open_for_agent(conn, org_id, agent_id)
         if erasure_id is not None:
             raise ErasureInProgress(erasure_id)
         if key is None:

@@ -24,7 +24,7 @@ from ibex_worker.db import maint_tx
 from ibex_worker.errors import TransientError
 from ibex_worker.metrics import get_metrics
 from ibex_worker.publish import publish, publish_erasure
-from ibex_worker.store import erasures, jobs, retention
+from ibex_worker.store import erasure_receipts, jobs, retention
 
 log = structlog.get_logger("ibex.sweeper")
 
@@ -35,7 +35,7 @@ PURGE_BATCHES_PER_ROUND = 10
 def sweep_once(engine: Any, app: Any, settings: Any) -> int:
     with maint_tx(engine) as conn:
         lost = jobs.sweep_lost(conn, settings.republish_after_seconds)
-        lost_erasures = erasures.sweep_lost(conn, settings.republish_after_seconds)
+        lost_erasures = erasure_receipts.sweep_lost(conn, settings.republish_after_seconds)
     for erasure_id in lost_erasures:
         publish_erasure(app, settings, erasure_id)
     if lost_erasures:

@@ -30,7 +30,7 @@ from ibex_worker.db import tenant_tx
 from ibex_worker.errors import LeaseLost, PermanentError
 from ibex_worker.pipeline import conflict, jobs, near_dedup
 from ibex_worker.pipeline.context import StageDeps, WriteContext
-from ibex_worker.store import corpus, erasure, erasures, escalations, memories, quarantine, relationships
+from ibex_worker.store import corpus, erasure, erasure_receipts, escalations, memories, quarantine, relationships
 from ibex_worker.store import jobs as job_store
 
 
@@ -53,7 +53,7 @@ def run(ctx: WriteContext, deps: StageDeps) -> PersistOutcome:
         version = corpus.lock(conn, ctx.org_id, ctx.agent_id)
         if not job_store.holds_lease(conn, ctx.org_id, ctx.job_id, ctx.lease_token):
             raise LeaseLost("job lease lost before persist")
-        if erasures.open_for_agent(conn, ctx.org_id, ctx.agent_id) is not None:
+        if erasure_receipts.open_for_agent(conn, ctx.org_id, ctx.agent_id) is not None:
             raise PermanentError("the agent was erased while this write was in flight; nothing was stored",
                                  code=erasure.ERASED_CODE)
         if ctx.release_of and not memories.lock_quarantined(conn, ctx.org_id, ctx.release_of):

@@ -101,7 +101,9 @@ def open_status(conn: Any, org_id: str, agent_id: str) -> tuple[str, str] | None
 
 
 def share_agent_writes(conn: Any, org_id: str, agent_id: str) -> None:
-    """Recording a write of the agent: hold off a request to erase it until this transaction ends."""
+    """Recording a write of the agent: hold off a request to erase it until this transaction ends.
+    A statement of its own, before ``open_for_agent``: a read in the same statement would take
+    its snapshot before the lock is granted and miss an erasure committed while it waited."""
     conn.execute(_SHARE_AGENT_WRITES, {"org_id": org_id, "agent_id": agent_id})
 
 

@@ -4,7 +4,9 @@ names announced by their context."""
 
 from __future__ import annotations
 
+import random
 import re
+import uuid
 
 import pytest
 
@@ -105,6 +107,28 @@ def test_an_iban_with_a_wrong_check_digit_is_uncertain_and_an_unknown_country_is
     assert _found(numbers.ibans, "IBAN DE89 3704 0044 0532 0130 01") == [
         ("IBAN_CODE", "de89 3704 0044 0532 0130 01", numbers.UNCERTAIN)]
     assert _found(numbers.ibans, "reference RF18 5390 0754 7034") == []
+
+
+def test_an_iban_one_character_short_is_uncertain_and_a_valid_one_is_certain_whole_or_grouped():
+    assert _found(numbers.ibans, "IBAN DE89 3704 0044 0532 0130 0 please") == [
+        ("IBAN_CODE", "de89 3704 0044 0532 0130 0", numbers.UNCERTAIN)]
+    assert _found(numbers.ibans, "to GB82-WEST-1234-5698-7654-32 now") == [
+        ("IBAN_CODE", "gb82-west-1234-5698-7654-32", numbers.CERTAIN)]
+    assert _found(numbers.ibans, "to GB82WEST12345698765432 now") == [
+        ("IBAN_CODE", "gb82west12345698765432", numbers.CERTAIN)]
+    assert _found(numbers.ibans, "DE89 3704 0044 0532 0130 0012 3456") == []  # 30 characters: no German IBAN
+    assert _found(numbers.ibans, "account SE42 2291 4773 0490 3914 1052 and NO02 4462 7727 218 are hers") == [
+        ("IBAN_CODE", "se42 2291 4773 0490 3914 1052", numbers.CERTAIN),
+        ("IBAN_CODE", "no02 4462 7727 218", numbers.CERTAIN)]
+
+
+def test_uuids_and_hex_digests_are_not_ibans():
+    rng = random.Random(20261201)
+    for _ in range(20_000):
+        value = uuid.UUID(int=rng.getrandbits(128), version=4)
+        for text in (f"Request {value} failed", f"Request {value.hex} failed", f"id {value.hex[:24]} ok"):
+            assert numbers.ibans(text.lower()) == [], text
+    assert numbers.ibans("request ae34be4a-2025-4aef-8a88-e536acacfbb9 failed") == []
 
 
 @pytest.mark.parametrize("text, value, kind", [

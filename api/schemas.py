@@ -212,9 +212,15 @@ class Health(BaseModel):
     status: Literal["ok"]
 
 
+class PipelineProgress(BaseModel):
+    stalled: bool  # unfinished jobs and none finished for IBEX_PIPELINE_STALL_SECONDS
+    seconds_without_progress: float  # 0 when no job is unfinished
+
+
 class Readiness(BaseModel):
     status: Literal["ready", "unavailable"]
     checks: dict[str, bool]
+    pipeline: PipelineProgress
 
 
 # ---------------------------------------------------------------- escalations

@@ -18,11 +18,18 @@ from ibex_worker.store import escalations
 from ibex_worker.store import jobs as job_store
 
 
-def snapshot(engine: Any) -> dict[str, dict[str, int]]:
-    """Unfinished jobs by the stage they wait for, and unresolved escalations by status (for
-    /metrics; read at scrape time, so every process's view agrees)."""
+def snapshot(engine: Any) -> dict[str, Any]:
+    """Unfinished jobs by the stage they wait for, unresolved escalations by status, and the
+    seconds the pipeline has had work and finished none (for /metrics; read at scrape time, so
+    every process's view agrees)."""
     with maint_tx(engine) as conn:
-        return {"stages": job_store.unfinished_by_stage(conn), "escalations": escalations.count_unresolved(conn, ())}
+        return {"stages": job_store.unfinished_by_stage(conn), "escalations": escalations.count_unresolved(conn, ()),
+                "stalled_seconds": job_store.seconds_without_progress(conn)}
+
+
+def seconds_without_progress(engine: Any) -> float:
+    with maint_tx(engine) as conn:
+        return job_store.seconds_without_progress(conn)
 
 
 def count_unfinished(engine: Any) -> int:

@@ -44,6 +44,7 @@ def create_app(settings: Settings) -> Celery:
         worker_hijack_root_logger=False,
         worker_redirect_stdouts=False,
         worker_concurrency=settings.worker_concurrency,
+        worker_proc_alive_timeout=settings.worker_start_timeout,
         worker_max_memory_per_child=None,
     )
     return app

@@ -116,6 +116,13 @@ class Settings(BaseSettings):
     # the job finished; a replay of a purged key is a new write.
     job_retention_hours: float = Field(168.0, gt=0)
     worker_concurrency: int = Field(2, ge=1)
+    # How long a new pool process may take to load its models before the worker gives up on it
+    # and forks another (Celery's worker_proc_alive_timeout, 4 s by default, shorter than a model
+    # load on busy cores: children killed one after another and no job done).
+    worker_start_timeout: float = Field(180.0, gt=0)
+    # Unfinished jobs waiting this long with no job finishing: the pipeline is reported stalled
+    # (/readyz, ibex_pipeline_stalled_seconds, the IbexPipelineStalled alert).
+    pipeline_stall_seconds: float = Field(120.0, gt=0)
     # Micro-batching: a stage delivery also takes jobs waiting on its queue, up to this many
     # in all (one model call, one hop for many writes); 1 switches batching off.
     stage_batch_max: int = Field(32, ge=1, le=512)

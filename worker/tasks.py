@@ -8,6 +8,7 @@ to be retried, the task raises Celery's retry for it. No business logic lives he
 from __future__ import annotations
 
 import os
+import time
 from typing import Any
 
 import redis
@@ -127,6 +128,7 @@ def _connect_signals(app: Celery, settings: Settings) -> None:
 
     @signals.worker_process_init.connect(weak=False)
     def _init_process(**_: Any) -> None:
+        started = time.monotonic()
         dispose_engines()
         queues = consumed_queues(app)
         try:
@@ -139,3 +141,5 @@ def _connect_signals(app: Celery, settings: Settings) -> None:
             log.critical("model_load_failed", exc_info=True)
             raise SystemExit(1)
         runtime.install(deps)
+        log.info("process_ready", pid=os.getpid(), seconds=round(time.monotonic() - started, 2),
+                 start_timeout=settings.worker_start_timeout)

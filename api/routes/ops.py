@@ -47,11 +47,24 @@ async def readyz(request: Request) -> Any:
         log.info("readiness_check_failed", check="postgres", error=type(exc).__name__)
     checks["redis"] = await blocking(_redis_ok, state.redis)
     if all(checks.values()):
-        return {"status": "ready", "checks": checks}
+        try:
+            return {"status": "ready", "checks": checks, "pipeline": await blocking(_pipeline, state)}
+        except Exception as exc:  # lost between the two reads: not ready, like any unreachable database
+            log.info("readiness_check_failed", check="postgres", error=type(exc).__name__)
+            checks["postgres"] = False
     failing = ", ".join(name for name, ok in checks.items() if not ok)
     return JSONResponse({"error": {"code": "UNAVAILABLE", "message": f"not ready: {failing}"},
                          "request_id": request_id_of(request), "status": "unavailable", "checks": checks},
                         status_code=503, headers={"Retry-After": str(state.settings.unavailable_retry_after_seconds)})
+
+
+def _pipeline(state: Any) -> dict[str, Any]:
+    """Whether the workers are getting through the work: reported, not a readiness failure
+    (taking this API out of rotation would restart no worker)."""
+    from ibex_worker.backlog import seconds_without_progress
+
+    seconds = seconds_without_progress(state.engine)
+    return {"stalled": seconds >= state.settings.pipeline_stall_seconds, "seconds_without_progress": round(seconds, 1)}
 
 
 def _redis_ok(client: Any) -> bool:
@@ -72,7 +85,8 @@ async def metrics(request: Request) -> Response:
 
 
 def _backlog_exposition(engine: Any) -> bytes:
-    """Gauges read from PostgreSQL at scrape time: jobs waiting per stage, escalations per status."""
+    """Gauges read from PostgreSQL at scrape time: jobs waiting per stage, escalations per status,
+    seconds without progress."""
     from prometheus_client import CollectorRegistry, generate_latest
     from prometheus_client.core import GaugeMetricFamily
 
@@ -91,6 +105,9 @@ def _backlog_exposition(engine: Any) -> bytes:
             for status in ("pending", "claimed", "needs_review", "dead"):
                 esc.add_metric([status], counts["escalations"].get(status, 0))
             yield esc
+            yield GaugeMetricFamily("ibex_pipeline_stalled_seconds",
+                                    "Seconds the pipeline has had unfinished jobs and finished none (0 when idle)",
+                                    value=counts["stalled_seconds"])
 
     registry = CollectorRegistry()
     registry.register(_Backlog())

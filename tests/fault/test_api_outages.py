@@ -1,12 +1,10 @@
-"""Outages under the API, on a PostgreSQL and Redis of the test's own (the session's
-servers are shared and stay up): with PostgreSQL down a write is refused with 503 and
-nothing is published; with Redis down a write is still accepted and the sweeper publishes
-it once Redis is back."""
+"""Outages under the API, on a PostgreSQL and Redis of the test's own (``conftest``): with
+PostgreSQL down a write is refused with 503 and nothing is published; with Redis down a write
+is still accepted and the sweeper publishes it once Redis is back."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -14,27 +12,11 @@ import redis
 from sqlalchemy import text
 
 from tests.api_support import ApiServer, assert_envelope, new_key, wait_for_job
-from tests.conftest import Infra, make_settings, memory, new_scope, query, start_sweeper, start_worker
+from tests.conftest import make_settings, memory, new_scope, query, start_sweeper, start_worker
 from ibex_worker import apikeys
 from ibex_worker.celery_app import create_app
-from ibex_worker.db import make_engine
 from ibex_worker.errors import TransientError
 from ibex_worker.submit import submit
-
-
-@pytest.fixture
-def own_infra(tmp_path) -> Iterator[Infra]:
-    stack = Infra(tmp_path / "own")
-    stack.start()
-    yield stack
-    stack.stop()
-
-
-@pytest.fixture
-def own_engine(own_infra) -> Iterator[Any]:
-    engine = make_engine(own_infra.pg.url)
-    yield engine
-    engine.dispose()
 
 
 def broker_messages(url: str) -> int:

@@ -56,3 +56,25 @@ def test_prometheus_scrapes_the_api_and_the_worker_metrics_ports_of_the_compose_
     compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]
     assert f"api:{compose['api']['environment']['IBEX_API_PORT']}" in targets
     assert f"worker:{compose['worker']['environment']['IBEX_WORKER_METRICS_PORT']}" in targets
+
+
+def test_alert_rules_are_loaded_and_query_only_exported_metrics():
+    config = yaml.safe_load((ROOT / "ops" / "prometheus" / "prometheus.yml").read_text())
+    assert config["rule_files"] == ["alerts.yml"]
+    rules = yaml.safe_load((ROOT / "ops" / "prometheus" / "alerts.yml").read_text())
+    alerts = {rule["alert"]: rule for group in rules["groups"] for rule in group["rules"]}
+    assert {"IbexPipelineStalled", "IbexEscalationsDead"} <= set(alerts)
+    exported = exported_metric_names()
+    for rule in alerts.values():
+        assert set(rule) >= {"expr", "for", "labels", "annotations"} and rule["annotations"]["summary"]
+        used = set(re.findall(r"\b(ibex_\w+)", rule["expr"]))
+        assert used and {_base(name) for name in used} <= exported, rule["alert"]
+
+
+def test_the_stall_alert_fires_at_the_default_stall_threshold():
+    from ibex_worker.config import Settings
+
+    rules = yaml.safe_load((ROOT / "ops" / "prometheus" / "alerts.yml").read_text())
+    [stalled] = [r for g in rules["groups"] for r in g["rules"] if r["alert"] == "IbexPipelineStalled"]
+    threshold = float(re.search(r">=\s*([\d.]+)", stalled["expr"]).group(1))
+    assert threshold == Settings.model_fields["pipeline_stall_seconds"].default

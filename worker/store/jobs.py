@@ -162,6 +162,18 @@ _SCRUB_JOBS = text(
 # Counts over every org (the workers are shared), for back-pressure and /metrics; they read the
 # sweeper's partial index (memory_write_jobs_unfinished), so their cost follows the backlog.
 _COUNT_UNFINISHED = text("SELECT count(*) FROM memory_write_jobs WHERE status IN ('queued', 'running')")
+# The later of the last job finishing and the oldest unfinished job's arrival: how long the
+# pipeline has had work and finished none (the finished index answers the max; the unfinished
+# rows are bounded by the backlog limit).
+_SECONDS_WITHOUT_PROGRESS = text(
+    """
+    SELECT CASE WHEN oldest IS NULL THEN 0
+                ELSE extract(epoch FROM now() - GREATEST(oldest, COALESCE(last_finished, oldest))) END AS seconds
+      FROM (SELECT (SELECT min(created_at) FROM memory_write_jobs WHERE status IN ('queued', 'running')) AS oldest,
+                   (SELECT max(finished_at) FROM memory_write_jobs
+                     WHERE status IN ('succeeded', 'failed')) AS last_finished) AS progress
+    """
+)
 _UNFINISHED_BY_STAGE = text(
     "SELECT stage, count(*) AS n FROM memory_write_jobs WHERE status IN ('queued', 'running') GROUP BY stage"
 )
@@ -284,6 +296,12 @@ def scrub_finished(conn: Any, org_id: str, memory_id: str) -> int:
 
 def count_unfinished(conn: Any) -> int:
     return int(conn.execute(_COUNT_UNFINISHED).scalar_one())
+
+
+def seconds_without_progress(conn: Any) -> float:
+    """0 with no unfinished job; else seconds since a job last finished or, if later, since
+    the oldest unfinished job arrived."""
+    return max(0.0, float(conn.execute(_SECONDS_WITHOUT_PROGRESS).scalar_one()))
 
 
 def unfinished_by_stage(conn: Any) -> dict[str, int]:

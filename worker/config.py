@@ -99,15 +99,19 @@ class Settings(BaseSettings):
     # corpus lock (which its writes wait on) for less time
     erasure_batch_size: int = Field(500, ge=1, le=10000)
 
-    # --- delivery and leases: time limit < lease < visibility timeout ---
+    # --- delivery and leases: time limit < visibility timeout ---
     task_soft_time_limit: int = Field(60, ge=1)
     task_time_limit: int = Field(90, ge=1)
-    job_lease_seconds: int = Field(120, ge=1)
+    # A delivery's lease on its jobs, renewed every third of it while the process lives: a
+    # killed process's jobs are free again within this long (plus a sweeper interval).
+    job_lease_seconds: int = Field(10, ge=2)
+    # An erasure's lease, renewed by each batch it commits (a batch may wait for writes).
+    erasure_lease_seconds: int = Field(120, ge=2)
     broker_visibility_timeout: int = Field(600, ge=1)
     stage_max_retries: int = Field(5, ge=0)
     retry_backoff_base: float = Field(1.0, gt=0)
     retry_backoff_cap: float = Field(60.0, gt=0)
-    sweeper_interval_seconds: float = Field(5.0, gt=0)
+    sweeper_interval_seconds: float = Field(2.0, gt=0)
     # An unclaimed job published this long ago is taken as lost and published again. Longer than
     # a normal wait in the queue (a duplicate is harmless but costs a delivery), short enough
     # that a publish lost to a broker outage is redone soon.
@@ -195,8 +199,10 @@ class Settings(BaseSettings):
     def _check_consistency(self) -> "Settings":
         if self.pii_quarantine_floor > self.pii_redaction_threshold:
             raise ValueError("pii_quarantine_floor must not exceed pii_redaction_threshold")
-        if not (self.task_time_limit < self.job_lease_seconds < self.broker_visibility_timeout):
-            raise ValueError("need task_time_limit < job_lease_seconds < broker_visibility_timeout")
+        if not self.task_time_limit < self.broker_visibility_timeout:
+            raise ValueError("need task_time_limit < broker_visibility_timeout")
+        if not self.job_lease_seconds < self.broker_visibility_timeout:
+            raise ValueError("need job_lease_seconds < broker_visibility_timeout")
         if self.task_soft_time_limit >= self.task_time_limit:
             raise ValueError("task_soft_time_limit must be below task_time_limit")
         if self.environment == "production" and self.log_format != "json":

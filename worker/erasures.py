@@ -123,7 +123,7 @@ def run(engine: Any, settings: Any, cache: Any, erasure_id: str) -> float | None
     next delivery is due, in seconds (0: at once, the lease was handed over), or None when
     there is nothing more to do here (finished, failed, or another delivery holds it)."""
     with maint_tx(engine) as conn:
-        claim = erasure_receipts.claim(conn, erasure_id, settings.job_lease_seconds)
+        claim = erasure_receipts.claim(conn, erasure_id, settings.erasure_lease_seconds)
     if claim is None:
         log.info("erasure_skipped", erasure_id=erasure_id, reason="finished_or_leased")
         return None
@@ -170,7 +170,7 @@ class _Work:
 
     def _advance(self, conn: Any) -> None:
         if not erasure_receipts.advance(conn, self.org_id, self.id, self.token, self.counts,
-                                        self.settings.job_lease_seconds):
+                                        self.settings.erasure_lease_seconds):
             raise LeaseLost("erasure lease lost")
 
     def _committed(self) -> None:

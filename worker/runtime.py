@@ -19,6 +19,7 @@ from ibex_worker.config import Settings
 from ibex_worker.db import get_engine
 from ibex_worker.metrics import get_metrics
 from ibex_worker.pipeline.context import StageDeps
+from ibex_worker.pipeline.leases import LeaseKeeper
 
 if TYPE_CHECKING:  # the model adapters are imported where the models load, below
     from ibex_worker.adapters.embedder import SentenceTransformerEmbedder
@@ -36,10 +37,12 @@ def build_deps(settings: Settings, *, with_pii: bool, with_embedder: bool,
                consumed_queues: frozenset[str] = frozenset(), waker: Waker | None = None) -> StageDeps:
     redactor = load_redactor(settings) if with_pii else None
     embedder = load_embedder(settings) if with_embedder else None
-    return StageDeps(settings=settings, engine=get_engine(settings.database_url),
+    engine = get_engine(settings.database_url)
+    return StageDeps(settings=settings, engine=engine,
                      vector_store=PgVectorStore(settings.near_duplicate_coarse_candidates),
                      redactor=redactor, embedder=embedder, cache=read_cache(settings), metrics=get_metrics(),
-                     consumed_queues=frozenset(consumed_queues), waker=waker)
+                     consumed_queues=frozenset(consumed_queues), waker=waker,
+                     leases=LeaseKeeper(engine, settings.job_lease_seconds))
 
 
 def read_cache(settings: Settings) -> RedisCache | None:

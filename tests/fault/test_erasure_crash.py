@@ -19,7 +19,7 @@ from tests.conftest import (isolated_queues, make_settings, new_scope, query, re
                             start_worker, wait_until)
 
 MEMORIES = 2000
-FAST_RECOVERY = dict(task_soft_time_limit=4, task_time_limit=5, job_lease_seconds=6,
+FAST_RECOVERY = dict(task_soft_time_limit=4, task_time_limit=5, job_lease_seconds=6, erasure_lease_seconds=6,
                      broker_visibility_timeout=30, republish_after_seconds=1, erasure_batch_size=5)
 
 

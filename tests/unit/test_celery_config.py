@@ -15,7 +15,9 @@ def test_delivery_safety_defaults_are_set():
     assert conf.task_reject_on_worker_lost is True
     assert conf.worker_prefetch_multiplier == 1
     assert conf.task_ignore_result is True and conf.result_backend is None
-    assert conf.task_time_limit < settings.job_lease_seconds < conf.broker_transport_options["visibility_timeout"]
+    visibility = conf.broker_transport_options["visibility_timeout"]
+    assert conf.task_time_limit < visibility and settings.job_lease_seconds < visibility
+    assert conf.worker_proc_alive_timeout == settings.worker_start_timeout > 60
     assert conf.accept_content == ["json"]
 
 

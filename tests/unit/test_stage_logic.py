@@ -135,9 +135,12 @@ def test_backoff_is_capped_jittered_and_grows():
         backoff_seconds(0, base=1.0, cap=8.0)
 
 
-def test_settings_refuse_a_lease_that_a_task_can_outlive():
+def test_settings_refuse_a_task_or_a_lease_the_broker_would_redeliver_first():
+    with pytest.raises(ValueError, match="task_time_limit"):
+        make_settings(task_time_limit=700)
     with pytest.raises(ValueError, match="job_lease_seconds"):
-        make_settings(task_time_limit=200, job_lease_seconds=120)
+        make_settings(job_lease_seconds=900)
+    make_settings(task_time_limit=200, job_lease_seconds=10)  # a renewed lease may be shorter than a task
 
 
 def test_settings_refuse_console_logs_in_production():

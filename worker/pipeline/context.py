@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # types only: the context stays a plain data module that load
     from ibex_worker.adapters.vector_store import VectorStore
     from ibex_worker.config import Settings
     from ibex_worker.metrics import Metrics
+    from ibex_worker.pipeline.leases import LeaseKeeper
     from ibex_worker.publish import Waker
 
 # Context fields kept in the job row's `context` JSON (everything but raw content and vector).
@@ -107,3 +108,4 @@ class StageDeps:
     metrics: Metrics | None = None
     consumed_queues: frozenset[str] = frozenset()  # queues this worker process takes (inline stages)
     waker: Waker | None = None  # coalesced wake-ups: kept by deliveries of the entry stage
+    leases: LeaseKeeper | None = None  # renews the leases of this process's deliveries

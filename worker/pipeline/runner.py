@@ -9,6 +9,7 @@ failures recorded.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import nullcontext
 from typing import Any
 
 from ibex_worker.errors import TransientError
@@ -35,5 +36,6 @@ def run_stage(stage: str, job_ids: Sequence[str], deps: StageDeps, *, queue: str
     report = StageReport()
     rows = claiming.claim(stage, job_ids, deps, queue, top_up=carrying.reaches_model_stage(stage, deps))
     report.dropped = len(set(job_ids) - {str(row.id) for row in rows})
-    carrying.carry(stage, settling.admit(stage, rows, deps, report), deps, report)
+    with deps.leases.holding(rows) if deps.leases is not None else nullcontext():
+        carrying.carry(stage, settling.admit(stage, rows, deps, report), deps, report)
     return report

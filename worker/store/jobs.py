@@ -121,14 +121,24 @@ _EXHAUSTED = text(
     "AND (lease_token IS NULL OR lease_expires_at < now())"
 ).bindparams(_IDS)
 
+_RENEW = text(
+    """
+    UPDATE memory_write_jobs AS j
+       SET lease_expires_at = now() + make_interval(secs => :lease_seconds)
+      FROM unnest(CAST(:ids AS uuid[]), CAST(:tokens AS uuid[])) AS held(id, token)
+     WHERE j.id = held.id AND j.lease_token = held.token AND j.status = 'running'
+    """
+)
+
 _SWEEP = text(
     """
-    UPDATE memory_write_jobs SET published_at = now()
+    UPDATE memory_write_jobs SET published_at = now(), lease_token = NULL, lease_expires_at = NULL
      WHERE id IN (
         SELECT id FROM memory_write_jobs
          WHERE status IN ('queued', 'running')
-           AND (lease_expires_at IS NULL OR lease_expires_at < now())
-           AND (published_at IS NULL OR published_at < now() - make_interval(secs => :republish_after))
+           AND (lease_expires_at < now()  -- its holder stopped renewing: dead
+                OR (lease_expires_at IS NULL
+                    AND (published_at IS NULL OR published_at < now() - make_interval(secs => :republish_after))))
          ORDER BY created_at
          LIMIT :limit
          FOR UPDATE SKIP LOCKED)
@@ -262,9 +272,16 @@ def exhausted(conn: Any, job_ids: Sequence[str], stage: str, cap: int) -> list[A
     return list(conn.execute(_EXHAUSTED, {"ids": list(job_ids), "stage": stage, "cap": cap}))
 
 
+def renew_leases(conn: Any, held: dict[str, str], lease_seconds: float) -> int:
+    """Extend the leases still held by these tokens ({job id: lease token}); how many were."""
+    result = conn.execute(_RENEW, {"ids": list(held), "tokens": list(held.values()), "lease_seconds": lease_seconds})
+    return int(result.rowcount)
+
+
 def sweep_lost(conn: Any, republish_after: float, limit: int = 500) -> list[tuple[str, str]]:
-    """Unfinished jobs nobody holds whose last publish is old: their message was lost (broker
-    restart, a publish that failed, a worker killed mid-stage). Marks them re-published."""
+    """Unfinished jobs whose lease ran out (the delivery holding them died: it stopped renewing)
+    or that nobody holds and whose last publish is old (the message was lost: a broker restart,
+    a publish that failed). Ends the dead lease and marks them re-published."""
     rows = conn.execute(_SWEEP, {"republish_after": republish_after, "limit": limit})
     return [(str(r.id), r.stage) for r in rows]
 

@@ -4,11 +4,12 @@ No key, a malformed one, an unknown or a revoked one: 401 ``UNAUTHENTICATED``. A
 for an org or agent outside the key's scope: 403 ``FORBIDDEN`` (writes) or 404 (reads by
 id, exactly as for an unknown id). The lookup needs PostgreSQL: when it is down the answer
 is 503, never 401 (and ``IDEMPOTENCY_UNAVAILABLE`` for a keyed write, whose ledger could
-not be consulted either).
+not be consulted either). ``/metrics`` takes ``IBEX_METRICS_TOKEN`` instead, when one is set.
 """
 
 from __future__ import annotations
 
+import hmac
 from typing import Any
 
 from fastapi import Depends, Request
@@ -27,6 +28,16 @@ IDEMPOTENCY_HEADERS = ("x-idempotency-key", "idempotency-key")
 
 def _unauthenticated(message: str) -> ApiError:
     return ApiError(401, "UNAUTHENTICATED", message, headers={"WWW-Authenticate": "Bearer"})
+
+
+def require_metrics_token(request: Request, credentials: HTTPAuthorizationCredentials | None) -> None:
+    """``/metrics`` behind ``IBEX_METRICS_TOKEN`` when one is set (compared in constant time)."""
+    expected = api_state(request).settings.metrics_token.get_secret_value()
+    if not expected:
+        return
+    given = credentials.credentials if credentials is not None else ""
+    if not hmac.compare_digest(given.encode(), expected.encode()):
+        raise _unauthenticated("a metrics token is required: Authorization: Bearer <IBEX_METRICS_TOKEN>")
 
 
 async def _verify(request: Request, credentials: HTTPAuthorizationCredentials | None, *, keyed: bool) -> ApiKey:

@@ -181,6 +181,8 @@ class Settings(BaseSettings):
     flower_address: str = "127.0.0.1"  # Flower binds here; keep it on localhost (or behind a proxy)
     flower_port: int = Field(5555, ge=1, le=65535)
     flower_basic_auth: SecretStr = SecretStr("")  # "user:password"; Flower refuses to start without it
+    # When set, the API's /metrics answers only "Authorization: Bearer <this token>" (401 otherwise).
+    metrics_token: SecretStr = SecretStr("")
     worker_metrics_host: str = "127.0.0.1"  # `ibex worker` serves /metrics for its pool processes here
     worker_metrics_port: int = Field(0, ge=0, le=65535)  # 0: no endpoint (the API's /metrics covers one host)
 

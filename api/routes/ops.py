@@ -1,14 +1,17 @@
 """Operations: ``/healthz`` (the process answers), ``/readyz`` (PostgreSQL and Redis
-reachable, migrations current) and ``/metrics`` (Prometheus text format). No key needed."""
+reachable, migrations current; how the pipeline keeps up) and ``/metrics`` (Prometheus text
+format). No API key needed; ``/metrics`` takes ``IBEX_METRICS_TOKEN`` when one is set."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import structlog
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Depends, Request
+from fastapi.security import HTTPAuthorizationCredentials
 from fastapi.responses import JSONResponse, Response
 
+from ibex_api.auth import bearer, require_metrics_token
 from ibex_api.deps import api_state, blocking
 from ibex_api.errors import request_id_of
 from ibex_api.metrics import exposition
@@ -27,8 +30,9 @@ def router() -> APIRouter:
                     summary="PostgreSQL and Redis reachable, migrations current",
                     responses={503: error_responses(503)[503]})
     r.add_api_route("/metrics", metrics, methods=["GET"], response_class=Response, operation_id="metrics",
-                    summary="Prometheus metrics",
-                    responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}}}})
+                    summary="Prometheus metrics (behind IBEX_METRICS_TOKEN when one is set)",
+                    responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}}},
+                               401: error_responses(401)[401]})
     return r
 
 
@@ -75,7 +79,8 @@ def _redis_ok(client: Any) -> bool:
         return False
 
 
-async def metrics(request: Request) -> Response:
+async def metrics(request: Request, credentials: HTTPAuthorizationCredentials | None = Depends(bearer)) -> Response:
+    require_metrics_token(request, credentials)
     payload, content_type = exposition()
     try:
         payload += await blocking(_backlog_exposition, api_state(request).engine)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 import uuid
 
-from tests.api_support import api, assert_envelope, make_key, wait_for_job  # noqa: F401
+from tests.api_support import ApiServer, api, assert_envelope, make_key, wait_for_job  # noqa: F401
 from tests.conftest import memory, new_scope
 
 RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?[+-]\d{2}:\d{2}$")
@@ -86,3 +86,22 @@ def test_health_readiness_and_metrics_answer_without_a_key(api):
     assert metrics.status_code == 200 and metrics.headers["content-type"].startswith("text/plain")
     assert 'ibex_api_requests_total{method="GET",route="/v1/jobs/{job_id}",status="401"}' in metrics.text
     assert "ibex_api_request_duration_seconds_bucket" in metrics.text
+
+
+def test_with_a_metrics_token_set_metrics_answer_only_that_bearer(infra, make_key):
+    token = "metrics-" + uuid.uuid4().hex
+    server = ApiServer(infra, "api-metrics-token", metrics_token=token)
+    try:
+        with server.client() as client:
+            bare = client.get("/metrics")
+            wrong = client.get("/metrics", headers={"Authorization": "Bearer metrics-nope"})
+            api_key = client.get("/metrics", headers={"Authorization": f"Bearer {make_key(new_scope())}"})
+            right = client.get("/metrics", headers={"Authorization": f"Bearer {token}"})
+            ready = client.get("/readyz")
+    finally:
+        server.stop()
+    for refused in (bare, wrong, api_key):
+        assert_envelope(refused, 401, "UNAUTHENTICATED")
+        assert token not in refused.text
+    assert right.status_code == 200 and "ibex_pipeline_stalled_seconds" in right.text
+    assert ready.status_code == 200  # probes stay open

@@ -97,3 +97,24 @@ def test_the_partial_unique_index_allows_one_active_copy_only(empty_db):
             conn.execute(insert, (digest, "active"))
         with pytest.raises(psycopg.errors.CheckViolation):
             conn.execute(insert, ("b" * 64, "pending_review"))
+
+
+def test_what_metrics_count_at_every_scrape_is_read_from_indexes_not_whole_tables(empty_db):
+    from sqlalchemy import text
+
+    from ibex_worker.db import make_engine
+    from ibex_worker.store import escalations, jobs
+
+    migrate.up(empty_db)
+    engine = make_engine(empty_db)
+    statements = [(escalations._COUNT_UNRESOLVED.text, {"org_ids": []}), (jobs._UNFINISHED_BY_STAGE.text, {}),
+                  (jobs._SECONDS_WITHOUT_PROGRESS.text, {}), (jobs._COUNT_UNFINISHED.text, {})]
+    try:
+        with engine.connect() as conn:
+            conn.execute(text("SET enable_seqscan = off"))  # an empty table: what an index would answer
+            plans = ["\n".join(row[0] for row in conn.execute(text(f"EXPLAIN {sql}"), params))
+                     for sql, params in statements]
+    finally:
+        engine.dispose()
+    assert [plan for plan in plans if "Seq Scan" in plan] == []
+    assert "memory_conflict_escalations_unresolved" in plans[0]

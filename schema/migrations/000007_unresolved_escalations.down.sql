@@ -1,0 +1,1 @@
+DROP INDEX IF EXISTS memory_conflict_escalations_unresolved;

@@ -1,9 +1,10 @@
 """The sweeper: re-publishes jobs and erasures whose message was lost, and applies retention.
 
-A job is lost when it is unfinished, nobody holds its lease (never claimed, released, or
-the lease ran out because its worker died) and its last publish is older than
-``republish_after_seconds``. Publishing a job twice is harmless: a delivery that finds the
-job claimed or already past its stage drops it.
+A job is lost when it is unfinished and nobody holds its lease: either the lease ran out (the
+process holding it died and stopped renewing it), published again at once and alone, or it was
+never claimed or was released and its last publish is older than ``republish_after_seconds``,
+published in messages of at most ``stage_batch_max`` ids. Publishing a job twice is harmless:
+a delivery that finds the job claimed or already past its stage drops it.
 
 Retention: each round also purges finished jobs older than ``job_retention_hours`` with
 the ledger entries naming them, a batch of ``PURGE_BATCH`` rows per transaction and at most
@@ -41,11 +42,17 @@ def sweep_once(engine: Any, app: Any, settings: Any) -> int:
     if lost_erasures:
         log.info("erasures_republished", erasures=len(lost_erasures))
     by_stage: dict[str, list[str]] = defaultdict(list)
-    for job_id, stage in lost:
-        by_stage[stage].append(job_id)
+    for job_id, stage, holder_died in lost:
+        if holder_died:  # its delivery died: it goes alone, never again beside other jobs
+            publish(app, settings, stage, [job_id])
+        else:
+            by_stage[stage].append(job_id)
     for stage, ids in by_stage.items():
-        publish(app, settings, stage, ids)
-        log.info("jobs_republished", stage=stage, jobs=len(ids))
+        for start in range(0, len(ids), settings.stage_batch_max):
+            publish(app, settings, stage, ids[start:start + settings.stage_batch_max])
+    for stage in {stage for _job, stage, _died in lost}:
+        log.info("jobs_republished", stage=stage, jobs=sum(1 for _job, s, _died in lost if s == stage),
+                 alone=sum(1 for _job, s, died in lost if s == stage and died))
     return len(lost)
 
 

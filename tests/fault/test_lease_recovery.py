@@ -6,6 +6,8 @@ sweep looks at every org's jobs."""
 
 from __future__ import annotations
 
+import base64
+import json
 import os
 import signal
 import time
@@ -13,21 +15,34 @@ from typing import Any
 
 import psutil
 import pytest
+import redis
 from sqlalchemy import text
 
 from tests.conftest import make_settings, memory, new_scope, query, start_sweeper, start_worker, wait_until
 from ibex_worker.celery_app import create_app
 from ibex_worker.db import maint_tx, tenant_tx
+from ibex_worker.adapters.vector_store import PgVectorStore
+from ibex_worker.pipeline.context import StageDeps
 from ibex_worker.pipeline.leases import LeaseKeeper
+from ibex_worker.pipeline.runner import run_stage
 from ibex_worker.store import jobs
+from ibex_worker.sweeper import sweep_once
 from ibex_worker.submit import submit, wait_for_job
 
 RECOVERY_TARGET = 15.0  # seconds from a kill to the job claimed again
 
 
-def _job(engine: Any, org: str) -> str:
+def _job(engine: Any, org: str, queue: str | None = None) -> str:
     with tenant_tx(engine, org) as conn:
-        return jobs.insert_job(conn, org, "agent-lease", "The lease test note.", {"source": "chat"}, None)
+        return jobs.insert_job(conn, org, "agent-lease", "The lease test note.", {"source": "chat"}, None, queue)
+
+
+def _die(engine: Any, job_ids: list[str]) -> None:
+    """What a delivery killed holding these jobs leaves: leases nobody renews, run out."""
+    with maint_tx(engine) as conn:
+        conn.execute(text("UPDATE memory_write_jobs SET lease_expires_at = now() - interval '1 millisecond', "
+                          "published_at = LEAST(published_at, now() - interval '1 second') "  # published before
+                          "WHERE id = ANY(CAST(:ids AS uuid[]))"), {"ids": job_ids})
 
 
 def _claim(engine: Any, job_id: str, lease_seconds: int) -> list[Any]:
@@ -68,11 +83,67 @@ def test_the_sweeper_publishes_a_job_whose_lease_ran_out_at_once_and_leaves_held
     time.sleep(1.5)
     with maint_tx(own_engine) as conn:
         swept = jobs.sweep_lost(conn, republish_after=120)
-    assert swept == [(dead, "validate")]  # not waiting out the 120 s a lost message gets
-    assert query(own_engine, "SELECT lease_token, lease_expires_at FROM memory_write_jobs WHERE id = :j",
-                 j=dead)[0] == (None, None)
+    assert swept == [(dead, "validate", True)]  # not waiting out the 120 s a lost message gets
     with maint_tx(own_engine) as conn:
         assert jobs.sweep_lost(conn, republish_after=120) == []  # once
+
+
+def test_a_job_whose_deliveries_keep_dying_goes_alone_and_fails_alone_without_burning_its_batch_mates(own_engine):
+    settings = make_settings(stage_max_retries=2)  # three claims at a stage
+    org, queue = new_scope(), "ibex.test.lease-poison.validate"
+    batch_of_four = [_job(own_engine, org, queue) for _ in range(4)]
+    with maint_tx(own_engine) as conn:
+        first = jobs.claim(conn, batch_of_four, "validate", 10, own_limit=settings.stage_batch_max)
+    assert sorted(str(r.id) for r in first) == sorted(batch_of_four) and not any(r.holder_died for r in first)
+    _die(own_engine, batch_of_four)
+
+    with maint_tx(own_engine) as conn:
+        swept = jobs.sweep_lost(conn, republish_after=120)
+        fresh = _job(own_engine, org, queue)
+        # A message naming two of them takes one; a batch on their queue takes none of them.
+        [alone] = jobs.claim(conn, batch_of_four[:2], "validate", 10, queue=queue, extra=10)
+        batch = jobs.claim(conn, [], "validate", 10, queue=queue, extra=10)
+    assert sorted(swept) == sorted((job, "validate", True) for job in batch_of_four)
+    assert alone.holder_died and [str(r.id) for r in batch] == [fresh]
+    poison = str(alone.id)  # the one that kills its process: its next delivery dies too, alone
+    mates = [job for job in batch_of_four if job != poison]
+    _die(own_engine, [poison])
+    with maint_tx(own_engine) as conn:
+        [again] = jobs.claim(conn, [poison], "validate", 10)
+    assert again.holder_died and again.attempts == 3
+    _die(own_engine, [poison])
+    deps = StageDeps(settings=settings, engine=own_engine, vector_store=PgVectorStore(8))
+    report = run_stage("validate", [poison], deps)
+    assert report.failed == [poison]
+    failed = query(own_engine, "SELECT status, error->>'code' AS code, attempts FROM memory_write_jobs WHERE id = :j",
+                   j=poison)[0]
+    assert (failed.status, failed.code, failed.attempts) == ("failed", "STAGE_CRASHED", 4)
+    assert [r.attempts for r in query(own_engine, "SELECT attempts FROM memory_write_jobs "
+                                                  "WHERE id = ANY(CAST(:ids AS uuid[]))", ids=mates)] == [1, 1, 1]
+
+
+def test_the_sweeper_sends_lost_jobs_in_messages_of_at_most_a_batch_and_dead_holders_jobs_alone(own_infra, own_engine):
+    settings = make_settings(own_infra, stage_batch_max=2)
+    org = new_scope()
+    lost = [_job(own_engine, org) for _ in range(5)]
+    orphaned = [_job(own_engine, org) for _ in range(2)]
+    with maint_tx(own_engine) as conn:
+        conn.execute(text("UPDATE memory_write_jobs SET published_at = now() - interval '1 hour' "
+                          "WHERE id = ANY(CAST(:ids AS uuid[]))"), {"ids": lost})
+        jobs.claim(conn, orphaned, "validate", 10)
+    _die(own_engine, orphaned)
+    assert sweep_once(own_engine, create_app(settings), settings) == 7
+    client = redis.Redis.from_url(own_infra.redis.url)
+    try:
+        messages = [json.loads(base64.b64decode(json.loads(raw)["body"]))[0][0]
+                    for raw in client.lrange(settings.queue_for("validate"), 0, -1)]
+    finally:
+        client.close()
+    assert sorted(len(ids) for ids in messages) == [1, 1, 1, 2, 2]
+    assert sorted(job for ids in messages for job in ids) == sorted(lost + orphaned)
+    assert all([job] in messages for job in orphaned)
+    with maint_tx(own_engine) as conn:  # and a delivery named more ids than a batch takes a batch
+        assert len(jobs.claim(conn, lost, "validate", 10, own_limit=settings.stage_batch_max)) == 2
 
 
 def _holder(workers: list[Any]) -> Any:

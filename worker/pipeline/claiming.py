@@ -58,7 +58,8 @@ def _lease(stage: str, job_ids: Sequence[str], deps: StageDeps, queue: str | Non
     # Claims commit without waiting for the WAL flush: after a database crash a lost one
     # only means the stage runs again (fencing drops the stale delivery).
     with maint_tx(deps.engine, durable=False) as conn:
-        return job_store.claim(conn, job_ids, stage, deps.settings.job_lease_seconds, queue=queue, extra=extra)
+        return job_store.claim(conn, job_ids, stage, deps.settings.job_lease_seconds, queue=queue, extra=extra,
+                               own_limit=deps.settings.stage_batch_max)
 
 
 def _top_up(stage: str, deps: StageDeps, queue: str, extra: int, waker: Any) -> list[Any]:

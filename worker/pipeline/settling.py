@@ -90,12 +90,16 @@ def _attempt_cap(settings: Any) -> int:
 
 
 def admit(stage: str, rows: Sequence[Any], deps: StageDeps, report: StageReport) -> list[WriteContext]:
-    """The claimed jobs that may run ``stage``; one claimed more often than a stage allows fails now."""
+    """The claimed jobs that may run ``stage``; one claimed more often than a stage allows fails
+    now: ``STAGE_CRASHED`` when its last delivery died holding it (it never reached a batch
+    again, see ``store.jobs``), else ``RETRIES_EXHAUSTED``."""
     ctxs = []
     for row in rows:
         ctx = WriteContext.from_row(row)
         if row.attempts > _attempt_cap(deps.settings):
-            fail(ctx, deps, TransientError("stage retries exhausted", code="RETRIES_EXHAUSTED"), report, stage)
+            error = (TransientError("the stage's deliveries died holding this job", code="STAGE_CRASHED")
+                     if row.holder_died else TransientError("stage retries exhausted", code="RETRIES_EXHAUSTED"))
+            fail(ctx, deps, error, report, stage)
         else:
             ctxs.append(ctx)
     return ctxs

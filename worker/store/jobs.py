@@ -34,25 +34,39 @@ _INSERT_RELEASE_JOB = text(
 _CLAIMABLE = ("stage = :stage AND status IN ('queued', 'running') "
               "AND (lease_expires_at IS NULL OR lease_expires_at < now())")
 
+# A lease still set on a claimable job ran out: the delivery that held it died without settling
+# it (settling clears the lease). Such a job is never taken into another delivery's batch; the
+# sweeper publishes it alone, so a job that kills its process burns no batch-mate's attempts.
 _CLAIM = text(
     f"""
-    WITH own AS (
-        SELECT id FROM memory_write_jobs
+    WITH candidates AS (
+        SELECT id, lease_expires_at IS NOT NULL AS holder_died FROM memory_write_jobs
          WHERE id = ANY(:ids) AND {_CLAIMABLE}
+         ORDER BY lease_expires_at IS NOT NULL DESC, updated_at
+         LIMIT :own_limit
            FOR UPDATE SKIP LOCKED
+    ), suspect AS (
+        SELECT id FROM candidates WHERE holder_died LIMIT 1
+    ), own AS (  -- a job whose holder died goes alone
+        SELECT id, holder_died FROM candidates
+         WHERE NOT EXISTS (SELECT 1 FROM suspect) OR id = (SELECT id FROM suspect)
     ), waiting AS (
-        SELECT id FROM memory_write_jobs
-         WHERE {_CLAIMABLE} AND published_queue = :queue AND id <> ALL(:ids)
+        SELECT id, false AS holder_died FROM memory_write_jobs
+         WHERE {_CLAIMABLE} AND lease_expires_at IS NULL AND published_queue = :queue AND id <> ALL(:ids)
+           AND NOT EXISTS (SELECT 1 FROM suspect)
          ORDER BY updated_at
          LIMIT :extra
            FOR UPDATE SKIP LOCKED
+    ), taken AS (
+        SELECT * FROM own UNION ALL SELECT * FROM waiting
     )
-    UPDATE memory_write_jobs
+    UPDATE memory_write_jobs AS j
        SET status = 'running', lease_token = gen_random_uuid(),
            lease_expires_at = now() + make_interval(secs => :lease_seconds),
            attempts = attempts + 1, updated_at = now()
-     WHERE id IN (SELECT id FROM own UNION SELECT id FROM waiting)
-    RETURNING *
+      FROM taken
+     WHERE j.id = taken.id
+    RETURNING j.*, taken.holder_died
     """
 ).bindparams(_IDS)
 
@@ -132,17 +146,17 @@ _RENEW = text(
 
 _SWEEP = text(
     """
-    UPDATE memory_write_jobs SET published_at = now(), lease_token = NULL, lease_expires_at = NULL
+    UPDATE memory_write_jobs SET published_at = now()
      WHERE id IN (
         SELECT id FROM memory_write_jobs
          WHERE status IN ('queued', 'running')
-           AND (lease_expires_at < now()  -- its holder stopped renewing: dead
-                OR (lease_expires_at IS NULL
-                    AND (published_at IS NULL OR published_at < now() - make_interval(secs => :republish_after))))
+           AND (lease_expires_at IS NULL OR lease_expires_at < now())
+           AND (published_at IS NULL OR published_at < now() - make_interval(secs => :republish_after)
+                OR published_at < lease_expires_at)  -- its holder stopped renewing: dead, publish at once
          ORDER BY created_at
          LIMIT :limit
          FOR UPDATE SKIP LOCKED)
-    RETURNING id, stage
+    RETURNING id, stage, lease_expires_at IS NOT NULL AS holder_died
     """
 )
 
@@ -208,12 +222,13 @@ def insert_release_job(conn: Any, org_id: str, agent_id: str, request: dict[str,
 
 
 def claim(conn: Any, job_ids: Sequence[str], stage: str, lease_seconds: int, *,
-          queue: str | None = None, extra: int = 0) -> list[Any]:
-    """Lease the given jobs that are still at ``stage`` and unheld, plus up to ``extra`` other
-    jobs waiting for the same stage on the same queue (micro-batching: one delivery, one model
-    call, many writes; their own messages later find them gone and are dropped)."""
+          queue: str | None = None, extra: int = 0, own_limit: int = 512) -> list[Any]:
+    """Lease up to ``own_limit`` of the given jobs that are still at ``stage`` and unheld, plus
+    up to ``extra`` other jobs waiting for the same stage on the same queue (micro-batching: one
+    delivery, one model call, many writes; their own messages later find them gone and are
+    dropped), never one whose last holder died. Rows carry ``holder_died``."""
     return list(conn.execute(_CLAIM, {"ids": list(job_ids), "stage": stage, "lease_seconds": lease_seconds,
-                                      "queue": queue, "extra": extra if queue else 0}))
+                                      "queue": queue, "extra": extra if queue else 0, "own_limit": own_limit}))
 
 
 def save_stage(conn: Any, org_id: str, job_id: str, lease_token: str | None, *, next_stage: str,
@@ -278,12 +293,12 @@ def renew_leases(conn: Any, held: dict[str, str], lease_seconds: float) -> int:
     return int(result.rowcount)
 
 
-def sweep_lost(conn: Any, republish_after: float, limit: int = 500) -> list[tuple[str, str]]:
+def sweep_lost(conn: Any, republish_after: float, limit: int = 500) -> list[tuple[str, str, bool]]:
     """Unfinished jobs whose lease ran out (the delivery holding them died: it stopped renewing)
     or that nobody holds and whose last publish is old (the message was lost: a broker restart,
-    a publish that failed). Ends the dead lease and marks them re-published."""
+    a publish that failed). Marks them re-published; (id, stage, whether its holder died)."""
     rows = conn.execute(_SWEEP, {"republish_after": republish_after, "limit": limit})
-    return [(str(r.id), r.stage) for r in rows]
+    return [(str(r.id), r.stage, r.holder_died) for r in rows]
 
 
 def view(conn: Any, org_id: str, job_id: str, agents: Sequence[str] | None = None) -> Any | None:

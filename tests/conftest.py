@@ -60,7 +60,8 @@ class Infra:
     def env(self, **overrides: Any) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("IBEX_")}
         env.update({
-            "IBEX_ENVIRONMENT": "test", "IBEX_DATABASE_URL": self.pg.url, "IBEX_REDIS_URL": self.redis.url,
+            "IBEX_ENVIRONMENT": "test", "IBEX_DATABASE_URL": self.pg.app_url, "IBEX_REDIS_URL": self.redis.url,
+            "IBEX_MIGRATE_DATABASE_URL": self.pg.url,
             "IBEX_LOG_FORMAT": "json", "IBEX_SWEEPER_INTERVAL_SECONDS": "1",
         })
         env.update({f"IBEX_{k.upper()}": str(v) for k, v in overrides.items()})
@@ -80,7 +81,7 @@ def make_settings(infra: Infra | None = None, **overrides: Any) -> Any:
 
     base: dict[str, Any] = {"environment": "test"}
     if infra is not None:
-        base.update(database_url=infra.pg.url, redis_url=infra.redis.url)
+        base.update(database_url=infra.pg.app_url, redis_url=infra.redis.url)
     return Settings(**{**base, **overrides})
 
 

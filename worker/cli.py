@@ -93,8 +93,12 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     from ibex_worker import migrate
 
     _init_logging()
-    url = get_settings().database_url
+    settings = get_settings()
+    url = settings.migrate_database_url or settings.database_url
     done = migrate.up(url) if args.direction == "up" else migrate.down(url, args.steps)
+    password = settings.app_database_password.get_secret_value()
+    if password and args.direction == "up":
+        migrate.set_app_password(url, password)
     print(json.dumps({"direction": args.direction, "migrations": done}))
     return 0
 

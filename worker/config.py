@@ -45,7 +45,11 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="IBEX_", extra="ignore", frozen=True)
 
     environment: Literal["development", "test", "production"] = "development"
-    database_url: str = DEFAULT_DATABASE_URL
+    database_url: str = DEFAULT_DATABASE_URL  # as ibex_app (migration 000008) outside development
+    # The schema owner, for `ibex migrate` alone; empty: IBEX_DATABASE_URL.
+    migrate_database_url: str = ""
+    # Set on ibex_app by `ibex migrate` when given (the login the other processes use).
+    app_database_password: SecretStr = SecretStr("")
     redis_url: str = DEFAULT_REDIS_URL
     data_dir: Path = Path(".ibex")  # embedded PostgreSQL/Redis data, logs, metrics
     # Ports `ibex up` gives the embedded servers; other shells find them through the default
@@ -224,6 +228,8 @@ class Settings(BaseSettings):
             raise ValueError(f"production needs IBEX_IDEMPOTENCY_FINGERPRINT_KEY of {FINGERPRINT_KEY_MIN_CHARS} "
                              "characters or more")
         for name, value in (("IBEX_FLOWER_BASIC_AUTH", auth), ("IBEX_DATABASE_URL", self.database_url),
+                            ("IBEX_MIGRATE_DATABASE_URL", self.migrate_database_url),
+                            ("IBEX_APP_DATABASE_PASSWORD", self.app_database_password.get_secret_value()),
                             ("IBEX_REDIS_URL", self.redis_url), ("IBEX_IDEMPOTENCY_FINGERPRINT_KEY", fingerprint_key)):
             if any(marker in value.lower() for marker in _PLACEHOLDER_MARKERS):
                 raise ValueError(f"{name} still holds a placeholder secret")

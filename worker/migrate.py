@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+import psycopg.sql
 import structlog
 
 log = structlog.get_logger("ibex.migrate")
@@ -113,8 +114,20 @@ def _apply(conn: psycopg.Connection, path: Path, resulting_version: int | None) 
         _set_version(conn, resulting_version, False)
 
 
+def set_app_password(url: str, password: str) -> None:
+    """Give ``ibex_app`` (the services' login, migration 000008) its password, as the owner."""
+    statement = psycopg.sql.SQL("ALTER ROLE ibex_app PASSWORD {}").format(psycopg.sql.Literal(password))
+    with psycopg.connect(libpq_url(url), autocommit=True) as conn:
+        conn.execute(statement)
+
+
 def is_current(url: str, directory: Path = MIGRATIONS_DIR) -> bool:
+    """Whether the database is migrated to the latest version, read only (a service's login
+    may not create the version table)."""
     latest = max((m.version for m in discover(directory)), default=None)
     with psycopg.connect(libpq_url(url), autocommit=True) as conn:
-        version, dirty = current_version(conn)
-    return version == latest and not dirty
+        try:
+            row = conn.execute(_VERSION).fetchone()
+        except psycopg.errors.UndefinedTable:
+            return False
+    return row is not None and int(row[0]) == latest and not row[1]

@@ -149,7 +149,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         engine.dispose()
         port = free_port()
         env = {k: v for k, v in os.environ.items() if not k.startswith("IBEX_")}
-        env.update(IBEX_ENVIRONMENT="test", IBEX_DATABASE_URL=pg.url, IBEX_REDIS_URL=redis.url,
+        env.update(IBEX_ENVIRONMENT="test", IBEX_DATABASE_URL=pg.app_url, IBEX_REDIS_URL=redis.url,
                    IBEX_LOG_FORMAT="json", IBEX_LOG_LEVEL="WARNING", IBEX_BACKLOG_LIMIT="1000000",
                    IBEX_API_WORKERS=str(args.api_workers))
         api = Proc("api", ["api", "--port", str(port)], env, log_path=folder / "api.log", cwd=ROOT)

@@ -141,7 +141,7 @@ class Stack:
         env = {k: v for k, v in os.environ.items() if not k.startswith("IBEX_") and k != "PROMETHEUS_MULTIPROC_DIR"}
         metrics = self.folder / "metrics"
         metrics.mkdir(exist_ok=True)
-        env.update(IBEX_ENVIRONMENT="test", IBEX_DATABASE_URL=self.pg.url, IBEX_REDIS_URL=self.redis.url,
+        env.update(IBEX_ENVIRONMENT="test", IBEX_DATABASE_URL=self.pg.app_url, IBEX_REDIS_URL=self.redis.url,
                    IBEX_LOG_FORMAT="json", IBEX_STAGE_BATCH_MAX=str(self.batch_max),
                    PROMETHEUS_MULTIPROC_DIR=str(metrics))  # as `ibex up` runs them
         env.update(self.settings)

@@ -91,6 +91,16 @@ def test_the_api_gets_the_fingerprint_key_from_the_env_file():
     assert "IBEX_IDEMPOTENCY_FINGERPRINT_KEY" in _variables(SERVICES["api"])
 
 
+def test_services_log_in_as_the_app_role_and_only_migrate_gets_the_owner():
+    for name, svc in OURS.items():
+        files = svc.get("env_file", [])
+        assert ("ops/env/migrate.env" in files) == (name == "migrate"), name
+    app_url = next(line for line in (ROOT / "ops/env/ibex.env.example").read_text().splitlines()
+                   if line.startswith("IBEX_DATABASE_URL="))
+    assert "://ibex_app:" in app_url
+    assert {"IBEX_MIGRATE_DATABASE_URL", "IBEX_APP_DATABASE_PASSWORD"} <= _variables(SERVICES["migrate"])
+
+
 def test_secrets_live_in_env_files_not_in_the_compose_file():
     text = (ROOT / "docker-compose.yml").read_text().lower()
     assert "password" not in text and "secret" not in text.replace("secrets come from", "")

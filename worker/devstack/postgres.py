@@ -33,6 +33,7 @@ logger = logging.getLogger(__name__)
 
 PG_SUPERUSER = "postgres"
 PG_DATABASE = "ibex"
+PG_APP_USER = "ibex_app"
 
 
 def read_postmaster_pid(data_dir: Path) -> tuple[int, int | None, str] | None:
@@ -81,6 +82,11 @@ class EmbeddedPostgres:
     @property
     def url(self) -> str:
         return f"postgresql+psycopg://{PG_SUPERUSER}@{LOCALHOST}:{self.port}/{PG_DATABASE}"
+
+    @property
+    def app_url(self) -> str:
+        """The services' login (``ibex_app``, migration 000008): no owner, no superuser."""
+        return f"postgresql+psycopg://{PG_APP_USER}@{LOCALHOST}:{self.port}/{PG_DATABASE}"
 
     @property
     def admin_url(self) -> str:

@@ -55,7 +55,7 @@ class Stack:
         lock.acquire()
         try:
             env = self._start_infrastructure()
-            migrate.up(env["IBEX_DATABASE_URL"])
+            migrate.up(env.get("IBEX_MIGRATE_DATABASE_URL") or env["IBEX_DATABASE_URL"])
             self.dev_key = self._dev_api_key(env["IBEX_DATABASE_URL"])
             self._start_processes(env)
             self._announce(env)
@@ -70,7 +70,8 @@ class Stack:
             pg = EmbeddedPostgres(self.root / "pgdata", self.settings.embedded_pg_port)
             pg.start()
             self.services.append(pg)
-            env["IBEX_DATABASE_URL"] = pg.url
+            env["IBEX_MIGRATE_DATABASE_URL"] = pg.url  # the owner, for migrations alone
+            env["IBEX_DATABASE_URL"] = pg.app_url
         if "IBEX_REDIS_URL" not in os.environ:
             rd = EmbeddedRedis(self.root / "redis", self.settings.embedded_redis_port)
             rd.start()

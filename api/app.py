@@ -20,7 +20,7 @@ from ibex_api.metrics import get_api_metrics
 from ibex_api.middleware import RequestContext
 from ibex_api.routes import erasures, escalations, memories, ops, reads, review
 from ibex_api.schemas import request_components
-from ibex_worker.backlog import Backlog
+from ibex_worker.backlog import Backlog, OrgBacklogs
 from ibex_worker.celery_app import create_app as create_celery_app
 from ibex_worker.config import Settings, get_settings
 from ibex_worker.db import make_engine
@@ -40,7 +40,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
     engine = make_engine(settings.database_url, pool_size=settings.api_db_pool_size)
     state = ApiState(settings=settings, engine=engine, producer=_producer(settings),
-                     backlog=Backlog(engine, settings.backlog_cache_seconds), metrics=get_api_metrics(),
+                     backlog=Backlog(engine, settings.backlog_cache_seconds),
+                     org_backlogs=OrgBacklogs(engine, settings.backlog_cache_seconds), metrics=get_api_metrics(),
                      redis=redis.Redis.from_url(settings.redis_url, socket_timeout=1, socket_connect_timeout=1),
                      cache=read_cache(settings))
     state.waker = Waker(state.producer, settings, state.redis)

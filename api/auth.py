@@ -30,13 +30,15 @@ def _unauthenticated(message: str) -> ApiError:
     return ApiError(401, "UNAUTHENTICATED", message, headers={"WWW-Authenticate": "Bearer"})
 
 
-def require_metrics_token(request: Request, credentials: HTTPAuthorizationCredentials | None) -> None:
-    """``/metrics`` behind ``IBEX_METRICS_TOKEN`` when one is set (compared in constant time)."""
+def require_metrics_token(request: Request) -> None:
+    """``/metrics`` behind ``IBEX_METRICS_TOKEN`` when one is set (compared in constant time).
+    Read from the header here, not declared as a security scheme: without a token set the
+    route is open, and the OpenAPI document must not say otherwise."""
     expected = api_state(request).settings.metrics_token.get_secret_value()
     if not expected:
         return
-    given = credentials.credentials if credentials is not None else ""
-    if not hmac.compare_digest(given.encode(), expected.encode()):
+    scheme, _, given = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), expected.encode()):
         raise _unauthenticated("a metrics token is required: Authorization: Bearer <IBEX_METRICS_TOKEN>")
 
 

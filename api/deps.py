@@ -11,7 +11,7 @@ from fastapi import Request
 from starlette.concurrency import run_in_threadpool
 
 from ibex_api.metrics import ApiMetrics
-from ibex_worker.backlog import Backlog
+from ibex_worker.backlog import Backlog, OrgBacklogs
 from ibex_worker.config import Settings
 
 
@@ -21,6 +21,7 @@ class ApiState:
     engine: Any
     producer: Any  # a Celery app, used to publish job ids only
     backlog: Backlog
+    org_backlogs: OrgBacklogs
     metrics: ApiMetrics
     redis: Any  # for /readyz
     cache: Any = None  # the read cache: a person's supersedes decision evicts the older memory

@@ -85,6 +85,25 @@ def make_settings(infra: Infra | None = None, **overrides: Any) -> Any:
     return Settings(**{**base, **overrides})
 
 
+@pytest.fixture
+def own_infra(tmp_path: Path) -> Iterator[Infra]:
+    """A PostgreSQL and Redis of the test's own, for tests that stop, restart or starve servers
+    or count every org's rows (the session's servers are shared and stay up)."""
+    stack = Infra(tmp_path / "own")
+    stack.start()
+    yield stack
+    stack.stop()
+
+
+@pytest.fixture
+def own_engine(own_infra: Infra) -> Iterator[Any]:
+    from ibex_worker.db import make_engine
+
+    engine = make_engine(own_infra.pg.url)
+    yield engine
+    engine.dispose()
+
+
 @pytest.fixture(scope="session")
 def settings(infra: Infra) -> Any:
     return make_settings(infra)

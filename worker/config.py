@@ -152,6 +152,7 @@ class Settings(BaseSettings):
     max_request_bytes: int = Field(2 * 1024 * 1024, ge=1024)  # larger bodies answer 413 unread
     prefer_wait_max: int = Field(30, ge=0, le=30)  # cap on `Prefer: wait=N`, seconds
     backlog_limit: int = Field(10000, ge=1)  # unfinished jobs (all orgs) at which writes answer 429
+    org_backlog_limit: int = Field(2000, ge=1)  # one org's unfinished jobs at which its writes answer 429
     backlog_cache_seconds: float = Field(1.0, ge=0)  # how long one backlog count is reused in-process
     backpressure_retry_after_seconds: int = Field(5, ge=1)  # Retry-After of a 429 BACKPRESSURE
     unavailable_retry_after_seconds: int = Field(2, ge=1)  # Retry-After of a 503 (database down)

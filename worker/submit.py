@@ -42,11 +42,11 @@ class Submission:
 
 
 def submit(engine: Any, app: Any, settings: Any, body: dict[str, Any],
-           idempotency_key: str | None = None, *, admit: Callable[[], None] | None = None,
+           idempotency_key: str | None = None, *, admit: Callable[[str], None] | None = None,
            waker: Waker | None = None) -> Submission:
     """Raises ``ValidationFailed``, ``ErasureInProgress``, ``IdempotencyConflict``,
     ``IdempotencyInProgress`` or ``TransientError`` (database unavailable: nothing published),
-    or whatever ``admit`` raises: it runs only when a new job is about to be inserted.
+    or whatever ``admit(org_id)`` raises: it runs only when a new job is about to be inserted.
     ``waker``: send the job's wake-up through it (coalesced with a pending one) instead of a
     message of its own."""
     submission = record(engine, settings, body, idempotency_key, admit=admit)
@@ -64,7 +64,7 @@ def _wake(app: Any, settings: Any, waker: Waker | None, job_ids: list[str]) -> b
 
 
 def submit_many(engine: Any, app: Any, settings: Any, items: Sequence[tuple[dict[str, Any], str | None]], *,
-                admit: Callable[[], None] | None = None, waker: Waker | None = None) -> list[Submission | IbexError]:
+                admit: Callable[[str], None] | None = None, waker: Waker | None = None) -> list[Submission | IbexError]:
     """Each item in its own transaction (a failing item fails alone), then one wake-up for
     every new job: the validate stage takes a list of ids, so a batch travels as one."""
     results: list[Submission | IbexError] = []
@@ -81,7 +81,7 @@ def submit_many(engine: Any, app: Any, settings: Any, items: Sequence[tuple[dict
 
 
 def record(engine: Any, settings: Any, body: dict[str, Any], idempotency_key: str | None = None, *,
-           admit: Callable[[], None] | None = None) -> Submission:
+           admit: Callable[[str], None] | None = None) -> Submission:
     """Validate, then claim the key and insert the job row in one transaction. Publishes
     nothing: a process that dies right after this leaves a durable job for the sweeper."""
     request = validate_request(body, settings)
@@ -128,7 +128,7 @@ def check_idempotency_key(key: str | None, field: str = "idempotency_key") -> No
 
 
 def _record(engine: Any, settings: Any, body: dict[str, Any], request: dict[str, Any],
-            key: str | None, admit: Callable[[], None] | None) -> Submission:
+            key: str | None, admit: Callable[[str], None] | None) -> Submission:
     org_id, agent_id = request["org_id"], request["agent_id"]
     fields = {k: v for k, v in request.items() if k not in ("org_id", "agent_id", "content")}
     with tenant_tx(engine, org_id) as conn:
@@ -138,7 +138,7 @@ def _record(engine: Any, settings: Any, body: dict[str, Any], request: dict[str,
             raise ErasureInProgress(erasure_id)
         if key is None:
             if admit is not None:
-                admit()
+                admit(org_id)
             return Submission(job_store.insert_job(conn, org_id, agent_id, request["content"], fields, None,
                                                    queue=settings.queue_validate))
         claim = idempotency.find_claim(conn, org_id, agent_id, key)
@@ -151,7 +151,7 @@ def _record(engine: Any, settings: Any, body: dict[str, Any], request: dict[str,
             # The claim's lease ran out but its job is unfinished (waiting or running): in progress.
             raise IdempotencyInProgress(str(claim.job_id), retry_after=5)
         if admit is not None:
-            admit()
+            admit(org_id)
         job_id = job_store.insert_job(conn, org_id, agent_id, request["content"], fields, key,
                                       queue=settings.queue_validate)
         lease = settings.idempotency_lease_seconds

@@ -116,7 +116,7 @@ async def accepted_or_final(request: Request, state: ApiState, org_id: str, job_
 def _admit_and_submit(state: ApiState, body: dict[str, Any], key: str | None) -> Submission:
     """One trip to the thread pool: the back-pressure reading (its own short transaction,
     before the write's), then ``submit``, which consults it only if a new job is needed."""
-    admit = admission(state.backlog, state.settings)
+    admit = admission(state.backlog, state.org_backlogs, state.settings, _orgs([body]))
     return submit(state.engine, state.producer, state.settings, body, key, admit=admit, waker=state.waker)
 
 
@@ -158,6 +158,11 @@ def parse_model(model: type[Body], raw: bytes) -> Body:
 
 def _refuse_constant(name: str) -> Any:
     raise ValueError("NaN and Infinity are not JSON")
+
+
+def _orgs(bodies: list[Any]) -> set[str]:
+    """The orgs whose back-pressure the bodies need (a malformed one is refused by validation)."""
+    return {body["org_id"] for body in bodies if isinstance(body, dict) and isinstance(body.get("org_id"), str)}
 
 
 def _check_scope(key: ApiKey, body: Any) -> None:
@@ -267,7 +272,8 @@ async def create_memories(request: Request, key: ApiKey = Depends(authenticate))
 async def _submit_batch(state: ApiState, todo: list[tuple[int, dict[str, Any], str | None]],
                         results: list[dict[str, Any] | None]) -> None:
     try:
-        admit = await blocking(admission, state.backlog, state.settings)
+        admit = await blocking(admission, state.backlog, state.org_backlogs, state.settings,
+                               _orgs([body for _, body, _ in todo]))
         outcomes = await blocking(submit_many, state.engine, state.producer, state.settings,
                                   [(body, item_key) for _, body, item_key in todo], admit=admit,
                                   waker=state.waker)

@@ -7,11 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 import structlog
-from fastapi import APIRouter, Depends, Request
-from fastapi.security import HTTPAuthorizationCredentials
+from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 
-from ibex_api.auth import bearer, require_metrics_token
+from ibex_api.auth import require_metrics_token
 from ibex_api.deps import api_state, blocking
 from ibex_api.errors import request_id_of
 from ibex_api.metrics import exposition
@@ -79,8 +78,8 @@ def _redis_ok(client: Any) -> bool:
         return False
 
 
-async def metrics(request: Request, credentials: HTTPAuthorizationCredentials | None = Depends(bearer)) -> Response:
-    require_metrics_token(request, credentials)
+async def metrics(request: Request) -> Response:
+    require_metrics_token(request)
     payload, content_type = exposition()
     try:
         payload += await blocking(_backlog_exposition, api_state(request).engine)

@@ -58,3 +58,24 @@ def test_writes_answer_429_at_the_backlog_limit_and_are_accepted_again_once_it_d
             server.stop()
         engine.dispose()
         own.stop()
+
+
+def test_an_org_at_its_own_limit_is_refused_alone(own_infra, own_engine):
+    flooding, other = new_scope(), new_scope()
+    key_flooding, _ = apikeys.create(own_engine, flooding)
+    key_other, _ = apikeys.create(own_engine, other)
+    server = ApiServer(own_infra, "api-org-backpressure", org_backlog_limit=LIMIT, backlog_cache_seconds=0)
+    try:
+        with server.client(key_flooding) as client:
+            accepted = [client.post("/v1/memories", json=memory(flooding, "agent-f", f"Flood note {i}."))
+                        for i in range(LIMIT)]
+            refused = client.post("/v1/memories", json=memory(flooding, "agent-f", "One too many."))
+            batch = client.post("/v1/memories:batch", json={"items": [memory(flooding, "agent-f", "And another.")]})
+        with server.client(key_other) as client:
+            welcome = client.post("/v1/memories", json=memory(other, "agent-o", "A note of another org."))
+    finally:
+        server.stop()
+    assert [a.status_code for a in accepted] == [202] * LIMIT
+    assert "this org" in assert_envelope(refused, 429, "BACKPRESSURE")["error"]["message"]
+    assert batch.status_code == 207 and batch.json()["results"][0]["error"]["code"] == "BACKPRESSURE"
+    assert welcome.status_code == 202

@@ -99,7 +99,7 @@ def test_the_partial_unique_index_allows_one_active_copy_only(empty_db):
             conn.execute(insert, ("b" * 64, "pending_review"))
 
 
-def test_what_metrics_count_at_every_scrape_is_read_from_indexes_not_whole_tables(empty_db):
+def test_what_metrics_and_back_pressure_count_is_read_from_indexes_not_whole_tables(empty_db):
     from sqlalchemy import text
 
     from ibex_worker.db import make_engine
@@ -108,7 +108,8 @@ def test_what_metrics_count_at_every_scrape_is_read_from_indexes_not_whole_table
     migrate.up(empty_db)
     engine = make_engine(empty_db)
     statements = [(escalations._COUNT_UNRESOLVED.text, {"org_ids": []}), (jobs._UNFINISHED_BY_STAGE.text, {}),
-                  (jobs._SECONDS_WITHOUT_PROGRESS.text, {}), (jobs._COUNT_UNFINISHED.text, {})]
+                  (jobs._SECONDS_WITHOUT_PROGRESS.text, {}), (jobs._COUNT_UNFINISHED.text, {}),
+                  (jobs._COUNT_UNFINISHED_OF.text, {"org_id": "org-x"})]
     try:
         with engine.connect() as conn:
             conn.execute(text("SET enable_seqscan = off"))  # an empty table: what an index would answer
@@ -118,3 +119,4 @@ def test_what_metrics_count_at_every_scrape_is_read_from_indexes_not_whole_table
         engine.dispose()
     assert [plan for plan in plans if "Seq Scan" in plan] == []
     assert "memory_conflict_escalations_unresolved" in plans[0]
+    assert "memory_write_jobs_org_unfinished" in plans[4]  # not the primary key: that holds finished jobs too

@@ -34,8 +34,9 @@ _INSERT_RELEASE_JOB = text(
 _CLAIMABLE = ("stage = :stage AND status IN ('queued', 'running') "
               "AND (lease_expires_at IS NULL OR lease_expires_at < now())")
 
-# A lease still set on a claimable job ran out: the delivery that held it died without settling
-# it (settling clears the lease). Such a job is never taken into another delivery's batch; the
+# Jobs waiting on the delivery's queue join its batch with their orgs taking turns, so one org's
+# flood does not hold another's writes back. A lease still set on a claimable job ran out: the
+# delivery that held it died without settling it (settling clears the lease). Such a job is never taken into another delivery's batch; the
 # sweeper publishes it alone, so a job that kills its process burns no batch-mate's attempts.
 _CLAIM = text(
     f"""
@@ -50,12 +51,18 @@ _CLAIM = text(
     ), own AS (  -- a job whose holder died goes alone
         SELECT id, holder_died FROM candidates
          WHERE NOT EXISTS (SELECT 1 FROM suspect) OR id = (SELECT id FROM suspect)
-    ), waiting AS (
+    ), waiting AS (  -- orgs take turns: each org's oldest, then each org's second oldest, ...
         SELECT id, false AS holder_died FROM memory_write_jobs
-         WHERE {_CLAIMABLE} AND lease_expires_at IS NULL AND published_queue = :queue AND id <> ALL(:ids)
-           AND NOT EXISTS (SELECT 1 FROM suspect)
-         ORDER BY updated_at
-         LIMIT :extra
+         WHERE id IN (
+            SELECT id FROM (
+                SELECT id, updated_at, row_number() OVER (PARTITION BY org_id ORDER BY updated_at) AS turn
+                  FROM memory_write_jobs
+                 WHERE {_CLAIMABLE} AND lease_expires_at IS NULL AND published_queue = :queue
+                   AND id <> ALL(:ids) AND NOT EXISTS (SELECT 1 FROM suspect)
+            ) AS by_org
+             ORDER BY turn, updated_at
+             LIMIT :extra)
+           AND {_CLAIMABLE} AND lease_expires_at IS NULL
            FOR UPDATE SKIP LOCKED
     ), taken AS (
         SELECT * FROM own UNION ALL SELECT * FROM waiting
@@ -186,6 +193,9 @@ _SCRUB_JOBS = text(
 # Counts over every org (the workers are shared), for back-pressure and /metrics; they read the
 # sweeper's partial index (memory_write_jobs_unfinished), so their cost follows the backlog.
 _COUNT_UNFINISHED = text("SELECT count(*) FROM memory_write_jobs WHERE status IN ('queued', 'running')")
+_COUNT_UNFINISHED_OF = text(
+    "SELECT count(*) FROM memory_write_jobs WHERE org_id = :org_id AND status IN ('queued', 'running')"
+)
 # The later of the last job finishing and the oldest unfinished job's arrival: how long the
 # pipeline has had work and finished none (the finished index answers the max; the unfinished
 # rows are bounded by the backlog limit).
@@ -324,6 +334,10 @@ def running_release(conn: Any, org_id: str, memory_id: str) -> str | None:
 def scrub_finished(conn: Any, org_id: str, memory_id: str) -> int:
     """Empty the request and context of the finished jobs that wrote or released the memory; how many."""
     return conn.execute(_SCRUB_JOBS, {"org_id": org_id, "id": memory_id}).rowcount
+
+
+def count_unfinished_of(conn: Any, org_id: str) -> int:
+    return int(conn.execute(_COUNT_UNFINISHED_OF, {"org_id": org_id}).scalar_one())
 
 
 def count_unfinished(conn: Any) -> int:

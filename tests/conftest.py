@@ -38,12 +38,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 class Infra:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, durable: bool = False) -> None:
+        """``durable``: PostgreSQL flushes every commit as in production (the tests' default
+        acknowledges commits before their WAL is written: fast, but a crash loses them)."""
         from ibex_worker.devstack.postgres import EmbeddedPostgres
         from ibex_worker.devstack.redis import EmbeddedRedis
 
         self.root = root
-        self.pg = EmbeddedPostgres(root / "pgdata", fsync=False)
+        self.pg = EmbeddedPostgres(root / "pgdata", fsync=durable)
         self.redis = EmbeddedRedis(root / "redis", appendonly=True)
 
     def start(self) -> None:

@@ -65,6 +65,10 @@ def test_a_delivery_keeps_its_jobs_past_its_lease_while_its_process_lives_and_lo
             time.sleep(5.0)  # two and a half leases
             assert _lease_left(own_engine, job_id) > 0
             assert _claim(own_engine, job_id, 2) == []  # nobody else can take it
+            with own_engine.begin() as writing:  # its own delivery writing the row: skipped, not waited on
+                writing.execute(text("SELECT 1 FROM memory_write_jobs WHERE id = :j FOR UPDATE"), {"j": job_id})
+                assert keeper.renew_now() == 0
+            assert keeper.renew_now() == 1
     finally:
         keeper.stop()
     assert wait_until(lambda: _lease_left(own_engine, job_id) < 0, timeout=5)

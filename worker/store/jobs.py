@@ -142,12 +142,18 @@ _EXHAUSTED = text(
     "AND (lease_token IS NULL OR lease_expires_at < now())"
 ).bindparams(_IDS)
 
+# A row locked right now is being written by its own delivery (claims and the sweeper skip
+# locked rows too): skipped, so the renewal never waits on, or deadlocks with, that transaction.
 _RENEW = text(
     """
-    UPDATE memory_write_jobs AS j
+    UPDATE memory_write_jobs
        SET lease_expires_at = now() + make_interval(secs => :lease_seconds)
-      FROM unnest(CAST(:ids AS uuid[]), CAST(:tokens AS uuid[])) AS held(id, token)
-     WHERE j.id = held.id AND j.lease_token = held.token AND j.status = 'running'
+     WHERE id IN (
+        SELECT j.id FROM memory_write_jobs AS j
+          JOIN unnest(CAST(:ids AS uuid[]), CAST(:tokens AS uuid[])) AS held(id, token)
+            ON j.id = held.id AND j.lease_token = held.token
+         WHERE j.status = 'running'
+           FOR UPDATE OF j SKIP LOCKED)
     """
 )
 

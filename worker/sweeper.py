@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import signal
 import threading
-from collections import defaultdict
+from collections import Counter, defaultdict
 from typing import Any
 
 import structlog
@@ -50,9 +50,9 @@ def sweep_once(engine: Any, app: Any, settings: Any) -> int:
     for stage, ids in by_stage.items():
         for start in range(0, len(ids), settings.stage_batch_max):
             publish(app, settings, stage, ids[start:start + settings.stage_batch_max])
-    for stage in {stage for _job, stage, _died in lost}:
-        log.info("jobs_republished", stage=stage, jobs=sum(1 for _job, s, _died in lost if s == stage),
-                 alone=sum(1 for _job, s, died in lost if s == stage and died))
+    alone = Counter(stage for _job, stage, holder_died in lost if holder_died)
+    for stage, count in Counter(stage for _job, stage, _died in lost).items():
+        log.info("jobs_republished", stage=stage, jobs=count, alone=alone[stage])
     return len(lost)
 
 

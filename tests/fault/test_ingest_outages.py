@@ -54,27 +54,26 @@ def durable_engine(durable_infra) -> Iterator[Any]:
 
 
 def test_every_keyed_write_ends_stored_once_across_a_postgres_restart_mid_ingest(durable_infra, durable_engine):
-    own_infra, own_engine = durable_infra, durable_engine
     org = new_scope()
-    api_key, _ = apikeys.create(own_engine, org)
+    api_key, _ = apikeys.create(durable_engine, org)
     keys = [f"outage-{uuid.uuid4().hex}" for _ in range(WRITES)]
     answers: dict[str, int] = {}
-    server = ApiServer(own_infra, "api-outage", **RECOVERY)
-    worker = start_worker(own_infra, "outage-worker", concurrency=2, **RECOVERY)
-    sweeper = start_sweeper(own_infra, "outage-sweeper", **RECOVERY)
+    server = ApiServer(durable_infra, "api-outage", **RECOVERY)
+    worker = start_worker(durable_infra, "outage-worker", concurrency=2, **RECOVERY)
+    sweeper = start_sweeper(durable_infra, "outage-sweeper", **RECOVERY)
     try:
         worker.wait_for_log('"event": "process_ready"', timeout=120, count=2)
         sender = threading.Thread(target=_post_all, args=(server, api_key, org, keys, answers))
         sender.start()
         assert wait_until(lambda: len(answers) >= WRITES // 3, timeout=60)
-        own_infra.pg.stop("immediate")
+        durable_infra.pg.stop("immediate")
         time.sleep(2.0)
-        own_infra.pg.start()
+        durable_infra.pg.start()
         sender.join(timeout=180)
         assert not sender.is_alive()
         unanswered = [key for key in keys if answers[key] != 202]
         # A 503 says the write may have been recorded (a COMMIT lost with the server): count those.
-        recorded_anyway = query(own_engine, "SELECT count(*) AS n FROM memory_write_jobs WHERE org_id = :o "
+        recorded_anyway = query(durable_engine, "SELECT count(*) AS n FROM memory_write_jobs WHERE org_id = :o "
                                             "AND idempotency_key = ANY(:k)", o=org, k=unanswered)[0].n
         retried = {}
         with server.client(api_key, timeout=30.0) as client:  # a client retries what was not accepted
@@ -84,27 +83,27 @@ def test_every_keyed_write_ends_stored_once_across_a_postgres_restart_mid_ingest
                     org, "agent-outage", f"Outage note {n}: the gateway certificate is renewed on day {n}."))
                 retried[key] = (answers[key], retry.status_code, retry.text[:300])
                 assert retry.status_code in (201, 202, 409), retry.text
-        done = wait_until(lambda: query(own_engine, "SELECT count(*) AS n FROM memory_write_jobs "
+        done = wait_until(lambda: query(durable_engine, "SELECT count(*) AS n FROM memory_write_jobs "
                                         "WHERE org_id = :o AND status IN ('queued', 'running')", o=org)[0].n == 0
-                          and query(own_engine, "SELECT count(*) AS n FROM memory_write_jobs WHERE org_id = :o",
+                          and query(durable_engine, "SELECT count(*) AS n FROM memory_write_jobs WHERE org_id = :o",
                                     o=org)[0].n >= WRITES, timeout=150, interval=0.5)
     finally:
         sweeper.stop()
         worker.stop()
         server.stop()
 
-    states = query(own_engine, "SELECT status, stage, attempts, lease_expires_at IS NOT NULL AS leased, count(*) AS n "
+    states = query(durable_engine, "SELECT status, stage, attempts, lease_expires_at IS NOT NULL AS leased, count(*) AS n "
                                "FROM memory_write_jobs WHERE org_id = :o GROUP BY 1, 2, 3, 4", o=org)
-    with_job = {r.idempotency_key for r in query(own_engine, "SELECT idempotency_key FROM memory_write_jobs "
+    with_job = {r.idempotency_key for r in query(durable_engine, "SELECT idempotency_key FROM memory_write_jobs "
                                                              "WHERE org_id = :o", o=org)}
     missing = [(answers[k], retried.get(k)) for k in keys if k not in with_job]
     assert done, (missing, [tuple(s) for s in states])
     assert set(answers.values()) <= {0, 202, 503}, answers
     print(f"postgres restarted: {sum(1 for s in answers.values() if s == 202)} of {WRITES} accepted at once, "
           f"{len(unanswered)} sent again, of which {recorded_anyway} had been recorded")
-    jobs = query(own_engine, "SELECT idempotency_key, status FROM memory_write_jobs WHERE org_id = :o", o=org)
+    jobs = query(durable_engine, "SELECT idempotency_key, status FROM memory_write_jobs WHERE org_id = :o", o=org)
     assert sorted(j.idempotency_key for j in jobs) == sorted(keys)  # one job per key
     assert {j.status for j in jobs} == {"succeeded"}
-    stored = query(own_engine, "SELECT count(*) AS n, count(DISTINCT content) AS distinct_n FROM memories "
+    stored = query(durable_engine, "SELECT count(*) AS n, count(DISTINCT content) AS distinct_n FROM memories "
                                "WHERE org_id = :o", o=org)[0]
     assert (stored.n, stored.distinct_n) == (WRITES, WRITES)

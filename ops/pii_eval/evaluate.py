@@ -130,7 +130,7 @@ hand for this evaluation, with every personal value marked, by four writers for 
 cover; three more `dev` files (`e_ids_numbers`, `f_people_context`, `g_contact_details`)
 were written later the same way, by writers who read neither the finders nor the other
 splits. Recognizers were tuned on `dev` only. No example of `heldout` or `blind` was read.
-Their aggregate tables were looked at ten times: `heldout`'s once mid-way, after which
+Their aggregate tables were looked at eleven times: `heldout`'s once mid-way, after which
 `blind` was written; both when the first version of this page was written; both after two
 more `dev` files (`c_addresses_names`, `d_numbers`: addresses of many countries, names that
 are also words, numbers that are not personal) were written and tuned on, when held-out
@@ -152,7 +152,12 @@ the cause was found by reasoning (IBANs of Mauritius and the Seychelles end in a
 `000M UR`, which the new reading cut off as a word), checked by a count per finder of labelled
 IBANs left partly readable (zero on every split afterwards); the page was then written, with
 the same change also letting `Alt. No.: +966 ...` be a phone and hex ids not be wallets.
-No change followed the last look. A value
+The eleventh look, for this page, followed three changes tuned on `dev` (PERSON 12.5 % to
+11.5 % there, false placeholders unchanged): a name grows over a word the lexicon knows only
+from WordNet (`Zulu`, `Hayek`, `Aditi`), such a word names somebody after a relation when a
+name follows it (`nanny Jericho Mendoza`), and a given name that is also a language or a
+product is a person where only a person fits (`Crystal at the front desk`, `Julia from
+accounting`, `Ruby said`). No change followed the last look. A value
 **leaks** when any letter or digit of it is still readable in the stored text; a value masked
 only as uncertain (`[TYPE?]`) does not leak, but its memory is quarantined. A placeholder is
 **false** when it stands on no labelled value. Targets (held-out): structured values

@@ -232,6 +232,8 @@ def _completed(text, half, not_names=frozenset()):
     ("PACKAGE FOR ROSE MCALLISTER LEFT AT THE DOOR", "MCALLISTER", "ROSE MCALLISTER"),
     ("name on card M J Castellanos", "Castellanos", "M J Castellanos"),
     ("Hee-jin Park from Seoul office wants Korean localisation", "Hee-jin", "Hee-jin Park"),
+    ("Ask Tom Kettering about the lease", "Tom", "Tom Kettering"),
+    ("Aditi Rao joined the call late", "Rao", "Aditi Rao"),
 ])
 def test_a_person_found_by_half_grows_over_the_rest_of_the_name(text, half, whole):
     assert _completed(text, half) == whole
@@ -248,6 +250,24 @@ def test_a_person_found_by_half_grows_over_the_rest_of_the_name(text, half, whol
 ])
 def test_a_person_does_not_grow_over_common_words_streets_owners_pronouns_or_lone_letters(text, half):
     assert _completed(text, half) == half
+
+
+def test_a_rare_word_names_somebody_after_a_relation_only_beside_a_name():
+    assert "jericho mendoza" in [v.lower() for _, v, _ in _found(names.cued_names, "my nanny Jericho Mendoza starts Monday")]
+    assert _found(names.cued_names, "the patient thrombus was removed") == []
+
+
+@pytest.mark.parametrize("text, found", [
+    ("Crystal from the finance team approved the refund", ["Crystal"]),
+    ("can you ask Ruby in QA to rerun it", ["Ruby"]),
+    ("Julia said the invoice was paid twice", ["Julia"]),
+    ("We rewrote the solver in Julia from scratch", []),
+    ("Ruby in production is slower than Go", []),
+    ("The Crystal at the front desk is a vase", []),
+])
+def test_a_name_that_is_also_a_language_is_a_person_where_only_a_person_fits(text, found):
+    things = frozenset({"crystal", "ruby", "julia", "go"})
+    assert [v for _, v, _ in _found(lambda view: names.people_named_like_things(view, things), text)] == found
 
 
 def test_a_person_does_not_grow_over_the_words_it_is_told_are_no_names():

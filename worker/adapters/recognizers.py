@@ -48,6 +48,7 @@ NATIONAL_ID = "NATIONAL_ID"
 SPACY = "SpacyRecognizer"
 CUED = "IbexNameCueRecognizer"
 KNOWN = "IbexKnownNameRecognizer"
+THING_NAMED = "IbexThingNamedPersonRecognizer"
 NAMED_ID = "IbexNamedIdRecognizer"
 _NUMBER_TYPES = frozenset({"PHONE_NUMBER", "CREDIT_CARD", "US_SSN", "US_ITIN", NATIONAL_ID})
 
@@ -183,6 +184,7 @@ def build_registry(nlp_engine: Any) -> RecognizerRegistry:
         FunctionRecognizer("IbexAddressRecognizer", ["STREET_ADDRESS"], addresses.addresses),
         FunctionRecognizer(CUED, ["PERSON"], names.cued_names),
         FunctionRecognizer(KNOWN, ["PERSON"], names.known_names, with_entities=True),
+        FunctionRecognizer(THING_NAMED, ["PERSON"], lambda text: names.people_named_like_things(text, NOT_A_PERSON)),
         FunctionRecognizer("IbexOtherScriptNameRecognizer", ["PERSON"], names.other_script_names),
     ):
         registry.add_recognizer(recognizer)
@@ -295,6 +297,8 @@ def _corroborated(text: str, finding: Finding, people: list[Finding]) -> bool:
 def _keep(text: str, finding: Finding) -> bool:
     value = text[finding.start:finding.end]
     if finding.entity_type == "PERSON":
+        if finding.recognizer == THING_NAMED:
+            return True  # "Julia from accounting": the words after it leave only a person
         if names.after_title(text, finding.start):
             return not _ID_LIKE.search(value)  # "Ms. Haskell", "Dr. Paris": a title names a person
         return _person(value, announced=finding.recognizer == CUED, placed=finding.recognizer in (CUED, KNOWN))

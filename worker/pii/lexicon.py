@@ -50,6 +50,16 @@ def capitalised_share(word: str) -> float | None:
     return common_words().get(word)
 
 
+# The share ``ops/pii/build_common_words.py`` gives a WordNet word its case counts never saw:
+# a rare word, as often a proper noun ("zulu", "macleod", "hayek") as a common one.
+UNSEEN_SHARE = 0.5
+
+
+def rare(word: str) -> bool:
+    """``word`` (lower case) is in the lexicon only through WordNet, never seen in running text."""
+    return common_words().get(word) == UNSEEN_SHARE
+
+
 def is_common(word: str) -> bool:
     """``word`` (lower case) is a common lower-case word, or a plain inflection of one; a known
     name counts only as itself (``huber`` is not an inflection of ``hub``)."""

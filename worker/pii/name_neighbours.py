@@ -4,9 +4,10 @@ Dakota``).
 
 Finders and the tagger often see one half of a name: the given name is known and the family
 name is not, or the family name is also an English word (``Grace Young``, ``Jordan Swift``).
-After the name, a word continues it when the view capitalises it (not common English) or it
-is a family name that is often capitalised; before the name, only a known given name or an
-initial starts it.
+After the name, a word continues it when the view capitalises it (not common English), when
+it is a family name that is often capitalised, or when the lexicon knows it only from WordNet
+(a rare word, as often a proper noun: ``Zulu``, ``Hayek``); before the name, a known given
+name, such a rare word (``Aditi``, ``Sita``) or an initial starts it.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from collections.abc import Sequence
 from spacy.lang.en.stop_words import STOP_WORDS
 
 from ibex_worker.pii.address_words import STREET_TYPES
-from ibex_worker.pii.lexicon import capitalised_share, gazetteer, places
+from ibex_worker.pii.lexicon import capitalised_share, gazetteer, places, rare
 from ibex_worker.pii.name_words import ORG_WORDS, PARTICLES
 from ibex_worker.pii.names import CUE_WORDS, NAME_WORD, NAMED_ALONE, capitalised, given_name
 from ibex_worker.pii.numbers import Hit
@@ -59,6 +60,8 @@ def _family_name(word: str) -> bool:
         return False
     if capitalised(word):
         return lower not in places() or "s" in gazetteer().get(lower, "")
+    if rare(lower):
+        return True
     share = capitalised_share(lower)
     return "s" in gazetteer().get(lower, "") and share is not None and share >= FAMILY_NAME_SHARE
 
@@ -73,7 +76,7 @@ def _given_name_or_initial(word: str, before: str, initial_after: bool) -> bool:
         return False
     if _INITIAL.fullmatch(word):
         return word.endswith(".") or initial_after or _LETTER_BEFORE.search(before) is not None
-    return given_name(word)
+    return given_name(word) or rare(lower)
 
 
 def _never_in_a_name(lower: str) -> bool:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from spacy.lang.en.stop_words import STOP_WORDS
 
-from ibex_worker.pii.lexicon import capitalised_share, gazetteer, is_common, places
+from ibex_worker.pii.lexicon import capitalised_share, gazetteer, is_common, places, rare
 from ibex_worker.pii.name_words import (ANNOUNCING, GROUP_MENTIONS, NOT_A_NAME_OBJECT, NOT_NAME_CONTEXT, ORG_WORDS,
                                    PARTICLES, RELATIONS, TITLES, WEAK_CUES)
 from ibex_worker.pii.numbers import LIKELY, Hit
@@ -105,6 +105,23 @@ def _speakers(text: str) -> list[Hit]:
             and (m.group(1).lower() not in STOP_WORDS or m.group(1).lower() in _MODAL_NAMES)]
 
 
+# Where only a person fits after a name that is also a language or a product (``Julia from
+# accounting``, ``Crystal at the front desk``, ``Ruby said``): a department, a desk, a verb of speech.
+_ONLY_A_PERSON = re.compile(
+    r"^\s+(?:said|says|asked|asks|told|tells|texted|emailed|replied|apologi[sz]ed|"
+    r"(?:from|in)\s+(?:accounting|finance|hr|legal|sales|marketing|support|procurement|payroll|ops|qa|it|"
+    r"engineering|reception|the\s+[\w\-']+\s+(?:team|office|department))|"
+    r"at\s+the\s+(?:front\s+desk|reception|desk|counter))\b", re.IGNORECASE)
+
+
+def people_named_like_things(text: str, things: frozenset[str]) -> list[Hit]:
+    """A known given name that is also one of ``things`` (a programming language, a product:
+    ``Julia``, ``Ruby``, ``Crystal``) where only a person fits after it."""
+    return [Hit("PERSON", m.start(), m.end(), NAMED_ALONE) for m in re.finditer(NAME_WORD, text)
+            if m.group(0).lower() in things and given_name(m.group(0)) and _ONLY_A_PERSON.match(text[m.end():])
+            and not _after_determiner(text, m.start())]
+
+
 _NAMING = re.compile(r"\b(?:name\s+is|named|called)\b", re.IGNORECASE)
 _VOCATIVE = re.compile(r"^\s*(" + r"[^\W\d_][^\W\d_'’\-]*(?:['’\-][^\W\d_]+)*" + r")\s*[,:!](?!\d)")
 
@@ -176,7 +193,7 @@ def _name_after(text: str, pos: int, level: int) -> tuple[int, int] | None:
         if taken and text[pos + taken[-1].end():pos + word.start()] not in (" ", ". ", "."):
             break
         value = word.group(0)
-        if capitalised(value):
+        if capitalised(value) or level and rare(value.lower()):
             taken.append(word)
         elif taken and value.lower() in PARTICLES:
             taken.append(word)
@@ -186,6 +203,8 @@ def _name_after(text: str, pos: int, level: int) -> tuple[int, int] | None:
             break
     while len(taken) > 1 and taken[-1].group(0).lower() in PARTICLES:
         taken.pop()
+    if all(rare(w.group(0).lower()) for w in taken):
+        return None  # a rare word names somebody only beside a name ("nanny Jericho Mendoza")
     if not taken or len(taken) > 4:
         return None
     start, end = pos + taken[0].start(), pos + taken[-1].end()

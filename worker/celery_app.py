@@ -13,6 +13,7 @@ from typing import Any
 from celery import Celery
 from kombu import Queue
 
+from ibex_worker.broker import TRANSPORT
 from ibex_worker.config import STAGES, Settings, get_settings
 from ibex_worker.publish import ERASURE_TASK, REEMBED_TASK, task_name
 
@@ -22,6 +23,7 @@ def create_app(settings: Settings) -> Celery:
     app.conf.update(
         broker_connection_retry_on_startup=True,
         broker_connection_timeout=2,
+        broker_transport=TRANSPORT,
         broker_transport_options={"visibility_timeout": settings.broker_visibility_timeout,
                                   "socket_timeout": 5, "socket_connect_timeout": 2},
         result_backend=None,

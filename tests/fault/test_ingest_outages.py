@@ -1,8 +1,9 @@
-"""PostgreSQL lost in the middle of an ingest run (stopped in immediate mode and restarted), on
-servers of the test's own that flush every commit as production does. Keyed writes keep coming
-the whole time. Every key ends with exactly one job, that job succeeded, and one memory per
-key is stored; a write answered 503 is sent again with its key afterwards, as a client would,
-and never runs twice. (Redis killed the same way is not here: docs/reliability.md.)"""
+"""PostgreSQL or Redis lost in the middle of an ingest run (PostgreSQL stopped in immediate mode,
+Redis killed with SIGKILL, each restarted two seconds later), on servers of the test's own that
+flush every commit as production does (Redis with its append-only file). Keyed writes keep
+coming the whole time. Every key ends with exactly one job, that job succeeded, and one memory
+per key is stored; a write answered 503 is sent again with its key afterwards, as a client
+would, and never runs twice."""
 
 from __future__ import annotations
 
@@ -53,7 +54,17 @@ def durable_engine(durable_infra) -> Iterator[Any]:
     engine.dispose()
 
 
-def test_every_keyed_write_ends_stored_once_across_a_postgres_restart_mid_ingest(durable_infra, durable_engine):
+def _restart(infra: Infra, server: str) -> None:
+    if server == "postgres":
+        infra.pg.stop("immediate")
+    else:
+        infra.redis.kill()
+    time.sleep(2.0)
+    (infra.pg if server == "postgres" else infra.redis).start()
+
+
+@pytest.mark.parametrize("outage", ["postgres", "redis"])
+def test_every_keyed_write_ends_stored_once_across_a_server_restart_mid_ingest(durable_infra, durable_engine, outage):
     org = new_scope()
     api_key, _ = apikeys.create(durable_engine, org)
     keys = [f"outage-{uuid.uuid4().hex}" for _ in range(WRITES)]
@@ -66,9 +77,7 @@ def test_every_keyed_write_ends_stored_once_across_a_postgres_restart_mid_ingest
         sender = threading.Thread(target=_post_all, args=(server, api_key, org, keys, answers))
         sender.start()
         assert wait_until(lambda: len(answers) >= WRITES // 3, timeout=60)
-        durable_infra.pg.stop("immediate")
-        time.sleep(2.0)
-        durable_infra.pg.start()
+        _restart(durable_infra, outage)
         sender.join(timeout=180)
         assert not sender.is_alive()
         unanswered = [key for key in keys if answers[key] != 202]
@@ -99,7 +108,7 @@ def test_every_keyed_write_ends_stored_once_across_a_postgres_restart_mid_ingest
     missing = [(answers[k], retried.get(k)) for k in keys if k not in with_job]
     assert done, (missing, [tuple(s) for s in states])
     assert set(answers.values()) <= {0, 202, 503}, answers
-    print(f"postgres restarted: {sum(1 for s in answers.values() if s == 202)} of {WRITES} accepted at once, "
+    print(f"{outage} restarted: {sum(1 for s in answers.values() if s == 202)} of {WRITES} accepted at once, "
           f"{len(unanswered)} sent again, of which {recorded_anyway} had been recorded")
     jobs = query(durable_engine, "SELECT idempotency_key, status FROM memory_write_jobs WHERE org_id = :o", o=org)
     assert sorted(j.idempotency_key for j in jobs) == sorted(keys)  # one job per key

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+from redis.exceptions import ConnectionError as RedisConnectionError
+
 from tests.conftest import make_settings
+from ibex_worker.broker import Channel, Transport
 from ibex_worker.config import STAGES
 from ibex_worker.publish import ERASURE_TASK, REEMBED_TASK, task_name
 from ibex_worker.tasks import worker_app
@@ -31,3 +35,17 @@ def test_every_stage_has_a_task_routed_to_its_configured_queue():
     assert app.conf.task_routes[ERASURE_TASK] == {"queue": "slow.erase"}
     assert app.conf.task_routes[REEMBED_TASK] == {"queue": "gpu.embed"}  # where the embedder is loaded
     assert {"gpu.pii", "gpu.embed", "ibex.pipeline", "slow.erase"} == {q.name for q in app.conf.task_queues}
+
+
+def test_a_channel_whose_connection_is_gone_raises_a_connection_error_the_consumer_recovers_from():
+    """kombu reads the closed connection's parameters while it restores unacknowledged
+    messages; that must be an error the consumer treats as a lost connection."""
+    app = worker_app(make_settings(redis_url="redis://127.0.0.1:1/0"))
+    connection = app.connection_for_write()
+    assert isinstance(connection.transport, Transport)
+    channel = Channel.__new__(Channel)
+    channel.connection = connection.transport
+    connection.transport.client = None
+    with pytest.raises(RedisConnectionError):
+        channel._connparams()
+    assert RedisConnectionError in Transport.connection_errors

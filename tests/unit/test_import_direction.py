@@ -19,7 +19,7 @@ IMPORT_NAMES = {"api": "ibex_api", "worker": "ibex_worker"}
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("ibex_worker.pii",),  # pure text analysis
     ("ibex_worker.store",),  # SQL
-    ("ibex_worker.adapters", "ibex_worker.publish", "ibex_worker.celery_app"),  # models, vectors, read cache, broker
+    ("ibex_worker.adapters", "ibex_worker.publish", "ibex_worker.celery_app", "ibex_worker.broker"),  # models, vectors, read cache, broker
     ("ibex_worker.pipeline",),
     ("ibex_worker.escalations", "ibex_worker.submit", "ibex_worker.reads", "ibex_worker.review", "ibex_worker.erasures",
      "ibex_worker.reembed", "ibex_worker.runtime",
@@ -33,7 +33,7 @@ CORE = ("ibex_worker.config", "ibex_worker.errors", "ibex_worker.logs", "ibex_wo
         "ibex_worker.cursor", "ibex_worker.limits")
 CORE_REACHES = LAYERS.index(("ibex_worker.store",))
 # The worker modules the API may import (a package stands for its modules).
-API_MAY_IMPORT = CORE + ("ibex_worker.celery_app", "ibex_worker.publish", "ibex_worker.backlog", "ibex_worker.apikeys", "ibex_worker.submit",
+API_MAY_IMPORT = CORE + ("ibex_worker.celery_app", "ibex_worker.broker", "ibex_worker.publish", "ibex_worker.backlog", "ibex_worker.apikeys", "ibex_worker.submit",
                          "ibex_worker.reads", "ibex_worker.review", "ibex_worker.erasures", "ibex_worker.migrate",
                          "ibex_worker.runtime", "ibex_worker.escalations.service", "ibex_worker.store")
 

@@ -33,6 +33,8 @@ from typing import Any
 import redis
 import structlog
 
+from ibex_worker.broker import FRONT
+
 log = structlog.get_logger("ibex.publish")
 
 # Give up quickly when the broker is down: the sweeper owns recovery, not the caller.
@@ -60,15 +62,17 @@ def publish_erasure(app: Any, settings: Any, erasure_id: str, *, countdown: floa
 
 
 def publish(app: Any, settings: Any, stage: str, job_ids: Sequence[str], *, countdown: float | None = None,
-            retries: int = 0, empty_ok: bool = False) -> bool:
+            retries: int = 0, empty_ok: bool = False, front: bool = False) -> bool:
     """``retries``: deliveries of this stage the jobs already had (the task's retry budget
     counts them), for a retry published by a delivery of an earlier stage. ``empty_ok``: send
-    a message without ids (a wake-up: its delivery claims the jobs waiting on the queue)."""
+    a message without ids (a wake-up: its delivery claims the jobs waiting on the queue).
+    ``front``: delivered before the messages already waiting (``ibex_worker.broker``)."""
     if not job_ids and not empty_ok:
         return True
     try:
         app.send_task(task_name(stage), args=[list(job_ids)], queue=settings.queue_for(stage),
-                      retry=True, retry_policy=_RETRY_POLICY, countdown=countdown, retries=retries)
+                      retry=True, retry_policy=_RETRY_POLICY, countdown=countdown, retries=retries,
+                      headers={FRONT: True} if front else None)
     except Exception as exc:  # broker down: durable row stays, the sweeper re-publishes
         log.warning("publish_deferred", stage=stage, jobs=len(job_ids), error=type(exc).__name__)
         return False

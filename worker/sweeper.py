@@ -1,7 +1,9 @@
 """The sweeper: re-publishes jobs and erasures whose message was lost, and applies retention.
 
 A job is lost when it is unfinished and nobody holds its lease: either the lease ran out (the
-process holding it died and stopped renewing it), published again at once and alone, or it was
+process holding it died and stopped renewing it), published again at once and ahead of the
+messages already waiting (with the rest of its dead batch; alone when it is a suspect, see
+``store.jobs``), or it was
 never claimed or was released and its last publish is older than ``republish_after_seconds``,
 published in messages of at most ``stage_batch_max`` ids. Publishing a job twice is harmless:
 a delivery that finds the job claimed or already past its stage drops it.
@@ -41,18 +43,19 @@ def sweep_once(engine: Any, app: Any, settings: Any) -> int:
         publish_erasure(app, settings, erasure_id)
     if lost_erasures:
         log.info("erasures_republished", erasures=len(lost_erasures))
-    by_stage: dict[str, list[str]] = defaultdict(list)
-    for job_id, stage, holder_died in lost:
-        if holder_died:  # its delivery died: it goes alone, never again beside other jobs
-            publish(app, settings, stage, [job_id])
-        else:
-            by_stage[stage].append(job_id)
-    for stage, ids in by_stage.items():
+    batches: dict[tuple[str, bool], list[str]] = defaultdict(list)
+    for job in lost:
+        if job.suspect:  # it may be what kills its deliveries: alone, and first
+            publish(app, settings, job.stage, [str(job.id)], front=True)
+        else:  # a dead delivery's jobs go first, together
+            batches[(job.stage, job.holder_died)].append(str(job.id))
+    for (stage, died), ids in batches.items():
         for start in range(0, len(ids), settings.stage_batch_max):
-            publish(app, settings, stage, ids[start:start + settings.stage_batch_max])
-    alone = Counter(stage for _job, stage, holder_died in lost if holder_died)
-    for stage, count in Counter(stage for _job, stage, _died in lost).items():
-        log.info("jobs_republished", stage=stage, jobs=count, alone=alone[stage])
+            publish(app, settings, stage, ids[start:start + settings.stage_batch_max], front=died)
+    alone = Counter(job.stage for job in lost if job.suspect)
+    died = Counter(job.stage for job in lost if job.holder_died)
+    for stage, count in Counter(job.stage for job in lost).items():
+        log.info("jobs_republished", stage=stage, jobs=count, holder_died=died[stage], alone=alone[stage])
     return len(lost)
 
 

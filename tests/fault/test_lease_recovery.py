@@ -87,12 +87,13 @@ def test_the_sweeper_publishes_a_job_whose_lease_ran_out_at_once_and_leaves_held
     time.sleep(1.5)
     with maint_tx(own_engine) as conn:
         swept = jobs.sweep_lost(conn, republish_after=120)
-    assert swept == [(dead, "validate", True)]  # not waiting out the 120 s a lost message gets
+    assert [(str(r.id), r.stage, r.holder_died, r.suspect) for r in swept] == [(dead, "validate", True, False)]
+    # not waiting out the 120 s a lost message gets
     with maint_tx(own_engine) as conn:
         assert jobs.sweep_lost(conn, republish_after=120) == []  # once
 
 
-def test_a_job_whose_deliveries_keep_dying_goes_alone_and_fails_alone_without_burning_its_batch_mates(own_engine):
+def test_a_dead_batch_goes_on_together_once_then_a_job_that_keeps_killing_goes_alone_and_fails_alone(own_engine):
     settings = make_settings(stage_max_retries=2)  # three claims at a stage
     org, queue = new_scope(), "ibex.test.lease-poison.validate"
     batch_of_four = [_job(own_engine, org, queue) for _ in range(4)]
@@ -104,17 +105,22 @@ def test_a_job_whose_deliveries_keep_dying_goes_alone_and_fails_alone_without_bu
     with maint_tx(own_engine) as conn:
         swept = jobs.sweep_lost(conn, republish_after=120)
         fresh = _job(own_engine, org, queue)
-        # A message naming two of them takes one; a batch on their queue takes none of them.
-        [alone] = jobs.claim(conn, batch_of_four[:2], "validate", 10, queue=queue, extra=10)
+        # A batch on their queue takes none of them; their own message takes the four, and no other job.
         batch = jobs.claim(conn, [], "validate", 10, queue=queue, extra=10)
-    assert sorted(swept) == sorted((job, "validate", True) for job in batch_of_four)
-    assert alone.holder_died and [str(r.id) for r in batch] == [fresh]
-    poison = str(alone.id)  # the one that kills its process: its next delivery dies too, alone
-    mates = [job for job in batch_of_four if job != poison]
-    _die(own_engine, [poison])
+        together = jobs.claim(conn, batch_of_four, "validate", 10, queue=queue, extra=10)
+    assert sorted((str(r.id), r.holder_died, r.suspect) for r in swept) == sorted(
+        (job, True, False) for job in batch_of_four)
+    assert [str(r.id) for r in batch] == [fresh]
+    assert sorted(str(r.id) for r in together) == sorted(batch_of_four)
+    assert all(r.holder_died and r.attempts == 2 for r in together)
+    _die(own_engine, batch_of_four)  # one of them kills its process again
+
     with maint_tx(own_engine) as conn:
-        [again] = jobs.claim(conn, [poison], "validate", 10)
-    assert again.holder_died and again.attempts == 3
+        swept = jobs.sweep_lost(conn, republish_after=120)
+        [alone] = jobs.claim(conn, batch_of_four[:2], "validate", 10, queue=queue, extra=10)
+    assert all(r.suspect for r in swept) and alone.holder_died and alone.attempts == 3
+    poison = str(alone.id)  # the one that kills its process: its delivery alone dies too
+    mates = [job for job in batch_of_four if job != poison]
     _die(own_engine, [poison])
     deps = StageDeps(settings=settings, engine=own_engine, vector_store=PgVectorStore(8))
     report = run_stage("validate", [poison], deps)
@@ -123,29 +129,36 @@ def test_a_job_whose_deliveries_keep_dying_goes_alone_and_fails_alone_without_bu
                    j=poison)[0]
     assert (failed.status, failed.code, failed.attempts) == ("failed", "STAGE_CRASHED", 4)
     assert [r.attempts for r in query(own_engine, "SELECT attempts FROM memory_write_jobs "
-                                                  "WHERE id = ANY(CAST(:ids AS uuid[]))", ids=mates)] == [1, 1, 1]
+                                                  "WHERE id = ANY(CAST(:ids AS uuid[]))", ids=mates)] == [2, 2, 2]
+    report = run_stage("validate", mates, deps)  # each alone, on its last claim: not failed
+    assert report.failed == []
 
 
-def test_the_sweeper_sends_lost_jobs_in_messages_of_at_most_a_batch_and_dead_holders_jobs_alone(own_infra, own_engine):
+def test_the_sweeper_sends_lost_jobs_in_batches_a_dead_batch_first_and_a_suspect_alone_first(own_infra, own_engine):
     settings = make_settings(own_infra, stage_batch_max=2)
     org = new_scope()
     lost = [_job(own_engine, org) for _ in range(5)]
     orphaned = [_job(own_engine, org) for _ in range(2)]
+    suspect = _job(own_engine, org)
     with maint_tx(own_engine) as conn:
         conn.execute(text("UPDATE memory_write_jobs SET published_at = now() - interval '1 hour' "
                           "WHERE id = ANY(CAST(:ids AS uuid[]))"), {"ids": lost})
+        jobs.claim(conn, [suspect], "validate", 10)
+    _die(own_engine, [suspect])
+    with maint_tx(own_engine) as conn:
         jobs.claim(conn, orphaned, "validate", 10)
-    _die(own_engine, orphaned)
-    assert sweep_once(own_engine, create_app(settings), settings) == 7
+        jobs.claim(conn, [suspect], "validate", 10)
+    _die(own_engine, orphaned + [suspect])
+    assert sweep_once(own_engine, create_app(settings), settings) == 8
     client = redis.Redis.from_url(own_infra.redis.url)
-    try:
+    try:  # the list's right end is delivered first
         messages = [json.loads(base64.b64decode(json.loads(raw)["body"]))[0][0]
                     for raw in client.lrange(settings.queue_for("validate"), 0, -1)]
     finally:
         client.close()
-    assert sorted(len(ids) for ids in messages) == [1, 1, 1, 2, 2]
-    assert sorted(job for ids in messages for job in ids) == sorted(lost + orphaned)
-    assert all([job] in messages for job in orphaned)
+    assert sorted(len(ids) for ids in messages) == [1, 1, 2, 2, 2]
+    assert sorted(job for ids in messages for job in ids) == sorted(lost + orphaned + [suspect])
+    assert sorted(map(sorted, messages[-2:])) == sorted([sorted(orphaned), [suspect]])
     with maint_tx(own_engine) as conn:  # and a delivery named more ids than a batch takes a batch
         assert len(jobs.claim(conn, lost, "validate", 10, own_limit=settings.stage_batch_max)) == 2
 

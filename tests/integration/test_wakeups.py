@@ -114,3 +114,21 @@ def test_a_failed_wakeup_leaves_no_flag_behind(infra, engine):
     submission = submit(engine, dead, settings, memory(org, "agent", "The broker is away today."), waker=waker)
     assert submission.published is False
     assert client.get(wake_flag("validate", settings.queue_validate)) is None
+
+
+def test_a_message_sent_to_the_front_is_delivered_before_the_waiting_ones(infra):
+    """How the sweeper republishes a job whose holder died: next in line, not behind the backlog."""
+    queues = isolated_queues("front")
+    settings = make_settings(infra, **queues)
+    app, client = create_app(settings), redis.Redis.from_url(infra.redis.url)
+    for n in range(3):
+        publish_module.publish(app, settings, "validate", [f"waiting-{n}"])
+    publish_module.publish(app, settings, "validate", ["recovered"], front=True)
+    with app.connection_for_write() as connection:
+        consumer_queue = connection.SimpleQueue(settings.queue_validate)
+        order = [consumer_queue.get(timeout=5) for _ in range(4)]
+        for message in order:
+            message.ack()
+        consumer_queue.close()
+    assert [m.payload[0][0] for m in order] == [["recovered"], ["waiting-0"], ["waiting-1"], ["waiting-2"]]
+    assert client.llen(settings.queue_validate) == 0

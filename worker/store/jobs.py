@@ -33,22 +33,29 @@ _INSERT_RELEASE_JOB = text(
 
 _CLAIMABLE = ("stage = :stage AND status IN ('queued', 'running') "
               "AND (lease_expires_at IS NULL OR lease_expires_at < now())")
+# Claimed twice or more at its stage and its holder died (again): it may be what kills them.
+SUSPECT_AFTER_CLAIMS = 2
+_SUSPECT = f"(lease_expires_at IS NOT NULL AND attempts >= {SUSPECT_AFTER_CLAIMS})"
 
 # Jobs waiting on the delivery's queue join its batch with their orgs taking turns, so one org's
 # flood does not hold another's writes back. A lease still set on a claimable job ran out: the
-# delivery that held it died without settling it (settling clears the lease). Such a job is never taken into another delivery's batch; the
-# sweeper publishes it alone, so a job that kills its process burns no batch-mate's attempts.
+# delivery that held it died without settling it (settling clears the lease). Such a job never
+# joins another delivery's batch. After its first claim at the stage died, the sweeper sends it
+# again with the rest of its dead batch, and they are claimed together (a kill of the process,
+# not of the job, costs one attempt and a few seconds). A job that was claimed at least twice
+# and whose holder died again is a suspect: it is claimed alone, so a job that kills its
+# process burns its batch-mates' attempts twice at most.
 _CLAIM = text(
     f"""
     WITH candidates AS (
-        SELECT id, lease_expires_at IS NOT NULL AS holder_died FROM memory_write_jobs
+        SELECT id, lease_expires_at IS NOT NULL AS holder_died, {_SUSPECT} AS suspect FROM memory_write_jobs
          WHERE id = ANY(:ids) AND {_CLAIMABLE}
-         ORDER BY lease_expires_at IS NOT NULL DESC, updated_at
+         ORDER BY {_SUSPECT} DESC, updated_at
          LIMIT :own_limit
            FOR UPDATE SKIP LOCKED
     ), suspect AS (
-        SELECT id FROM candidates WHERE holder_died LIMIT 1
-    ), own AS (  -- a job whose holder died goes alone
+        SELECT id FROM candidates WHERE suspect LIMIT 1
+    ), own AS (  -- a suspect goes alone
         SELECT id, holder_died FROM candidates
          WHERE NOT EXISTS (SELECT 1 FROM suspect) OR id = (SELECT id FROM suspect)
     ), waiting AS (  -- orgs take turns: each org's oldest, then each org's second oldest, ...
@@ -58,7 +65,7 @@ _CLAIM = text(
                 SELECT id, updated_at, row_number() OVER (PARTITION BY org_id ORDER BY updated_at) AS turn
                   FROM memory_write_jobs
                  WHERE {_CLAIMABLE} AND lease_expires_at IS NULL AND published_queue = :queue
-                   AND id <> ALL(:ids) AND NOT EXISTS (SELECT 1 FROM suspect)
+                   AND id <> ALL(:ids) AND NOT EXISTS (SELECT 1 FROM candidates WHERE holder_died)
             ) AS by_org
              ORDER BY turn, updated_at
              LIMIT :extra)
@@ -158,7 +165,7 @@ _RENEW = text(
 )
 
 _SWEEP = text(
-    """
+    f"""
     UPDATE memory_write_jobs SET published_at = now()
      WHERE id IN (
         SELECT id FROM memory_write_jobs
@@ -169,7 +176,7 @@ _SWEEP = text(
          ORDER BY created_at
          LIMIT :limit
          FOR UPDATE SKIP LOCKED)
-    RETURNING id, stage, lease_expires_at IS NOT NULL AS holder_died
+    RETURNING id, stage, lease_expires_at IS NOT NULL AS holder_died, {_SUSPECT} AS suspect
     """
 )
 
@@ -242,7 +249,8 @@ def claim(conn: Any, job_ids: Sequence[str], stage: str, lease_seconds: int, *,
     """Lease up to ``own_limit`` of the given jobs that are still at ``stage`` and unheld, plus
     up to ``extra`` other jobs waiting for the same stage on the same queue (micro-batching: one
     delivery, one model call, many writes; their own messages later find them gone and are
-    dropped), never one whose last holder died. Rows carry ``holder_died``."""
+    dropped), never one whose last holder died; a suspect (see above) alone. Rows carry
+    ``holder_died``."""
     return list(conn.execute(_CLAIM, {"ids": list(job_ids), "stage": stage, "lease_seconds": lease_seconds,
                                       "queue": queue, "extra": extra if queue else 0, "own_limit": own_limit}))
 
@@ -309,12 +317,12 @@ def renew_leases(conn: Any, held: dict[str, str], lease_seconds: float) -> int:
     return int(result.rowcount)
 
 
-def sweep_lost(conn: Any, republish_after: float, limit: int = 500) -> list[tuple[str, str, bool]]:
+def sweep_lost(conn: Any, republish_after: float, limit: int = 500) -> list[Any]:
     """Unfinished jobs whose lease ran out (the delivery holding them died: it stopped renewing)
     or that nobody holds and whose last publish is old (the message was lost: a broker restart,
-    a publish that failed). Marks them re-published; (id, stage, whether its holder died)."""
-    rows = conn.execute(_SWEEP, {"republish_after": republish_after, "limit": limit})
-    return [(str(r.id), r.stage, r.holder_died) for r in rows]
+    a publish that failed). Marks them re-published; rows of id, stage, ``holder_died`` and
+    ``suspect``."""
+    return list(conn.execute(_SWEEP, {"republish_after": republish_after, "limit": limit}))
 
 
 def view(conn: Any, org_id: str, job_id: str, agents: Sequence[str] | None = None) -> Any | None:

@@ -15,7 +15,7 @@ its read cache updated after the commit; a job that fails, or whose lease was lo
 from __future__ import annotations
 
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -82,12 +82,20 @@ def _compute(stage: str, ctxs: list[WriteContext], deps: StageDeps, report: Stag
     if stage in BATCH:
         return settling.guard_batch(stage, ctxs, deps, report, lambda batch: _compute_batch(stage, batch, deps))
     done: list[WriteContext] = []
-    for ctx in ctxs:
+    for ctx in _fewest_first(ctxs) if stage == "persist" else ctxs:
         if stage == "persist":
             settling.guard(stage, [ctx], deps, report, lambda c=ctx: _persist(c, deps, report))
         else:
             settling.guard(stage, [ctx], deps, report, lambda c=ctx: _compute_one(stage, c, deps, done))
     return done
+
+
+def _fewest_first(ctxs: list[WriteContext]) -> list[WriteContext]:
+    """The jobs of agents with the fewest jobs in the batch first: a light tenant's write
+    commits before the delivery works through a flooding agent's, whose corpus lock another
+    delivery may hold."""
+    per_agent = Counter((ctx.org_id, ctx.agent_id) for ctx in ctxs)
+    return sorted(ctxs, key=lambda ctx: per_agent[(ctx.org_id, ctx.agent_id)])
 
 
 def _hand_on(stage: str, ctxs: list[WriteContext], deps: StageDeps, report: StageReport,

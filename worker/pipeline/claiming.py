@@ -1,7 +1,10 @@
 """Claiming a delivery's jobs: lease the ids in the message plus the jobs waiting on its queue.
 
 A delivery takes its own jobs and up to ``stage_batch_max`` jobs in all from those waiting
-for the same stage on the same queue (micro-batching). When a model stage lies ahead and the
+for the same stage on the same queue (micro-batching). Its own jobs fill at most
+``1 - 1/TURN_SHARE`` of the batch: the rest goes to waiting jobs with the orgs taking turns,
+so a message naming a hundred of one org's jobs does not keep another org's write waiting
+for the deliveries that work through them. When a model stage lies ahead and the
 batch came out short, it waits once (``stage_batch_wait_ms`` after the first claim) and tops
 the batch up. For the entry stage with coalesced wake-ups (``ibex_worker.publish.Waker``), the
 delivery clears the stage's wake-up flag before claiming, and sends the next wake-up itself
@@ -26,6 +29,8 @@ if TYPE_CHECKING:
 
 log = structlog.get_logger("ibex.pipeline")
 
+TURN_SHARE = 4  # a quarter of each batch is kept for waiting jobs, whatever the message names
+
 
 def claim(stage: str, job_ids: Sequence[str], deps: StageDeps, queue: str | None, *, top_up: bool) -> list[Any]:
     """Lease the delivery's jobs and those waiting on ``queue``; the claimed job rows.
@@ -38,8 +43,9 @@ def claim(stage: str, job_ids: Sequence[str], deps: StageDeps, queue: str | None
     waker = _waker(stage, deps, queue)
     if waker is not None:
         waker.taking(stage, queue)  # before the claim: it sees every job the flag stood for
-    extra = max(0, limit - len(set(job_ids)))
-    rows = _lease(stage, job_ids, deps, queue, extra)
+    own_limit = limit - limit // TURN_SHARE if queue else limit
+    extra = max(0, limit - min(len(set(job_ids)), own_limit))
+    rows = _lease(stage, job_ids, deps, queue, extra, own_limit)
     if waker is not None and _took_all_allowed(rows, job_ids, extra):
         waker.chain(stage)  # jobs may still be waiting, and nothing else may wake them
     wait = settings.stage_batch_wait_ms / 1000.0
@@ -54,18 +60,19 @@ def _waker(stage: str, deps: StageDeps, queue: str | None) -> Waker | None:
     return deps.waker if queue and deps.waker is not None and deps.waker.wakes(stage) else None
 
 
-def _lease(stage: str, job_ids: Sequence[str], deps: StageDeps, queue: str | None, extra: int) -> list[Any]:
+def _lease(stage: str, job_ids: Sequence[str], deps: StageDeps, queue: str | None, extra: int,
+           own_limit: int) -> list[Any]:
     # Claims commit without waiting for the WAL flush: after a database crash a lost one
     # only means the stage runs again (fencing drops the stale delivery).
     with maint_tx(deps.engine, durable=False) as conn:
         return job_store.claim(conn, job_ids, stage, deps.settings.job_lease_seconds, queue=queue, extra=extra,
-                               own_limit=deps.settings.stage_batch_max)
+                               own_limit=own_limit)
 
 
 def _top_up(stage: str, deps: StageDeps, queue: str, extra: int, waker: Any) -> list[Any]:
     """Claim up to ``extra`` more waiting jobs; none when that claim fails."""
     try:
-        more = _lease(stage, [], deps, queue, extra)
+        more = _lease(stage, [], deps, queue, extra, 0)
     except TransientError:  # the jobs already leased go on; the others wait for their own delivery
         log.warning("batch_top_up_failed", stage=stage)
         return []

@@ -32,6 +32,11 @@ log = structlog.get_logger("ibex.pipeline")
 TURN_SHARE = 4  # a quarter of each batch is kept for waiting jobs, whatever the message names
 
 
+def own_share(batch_max: int) -> int:
+    """How many of the ids its message names a delivery claims at most."""
+    return batch_max - batch_max // TURN_SHARE
+
+
 def claim(stage: str, job_ids: Sequence[str], deps: StageDeps, queue: str | None, *, top_up: bool) -> list[Any]:
     """Lease the delivery's jobs and those waiting on ``queue``; the claimed job rows.
     ``top_up``: a model stage lies ahead, so a short batch is topped up once more after
@@ -43,7 +48,7 @@ def claim(stage: str, job_ids: Sequence[str], deps: StageDeps, queue: str | None
     waker = _waker(stage, deps, queue)
     if waker is not None:
         waker.taking(stage, queue)  # before the claim: it sees every job the flag stood for
-    own_limit = limit - limit // TURN_SHARE if queue else limit
+    own_limit = own_share(limit) if queue else limit
     extra = max(0, limit - min(len(set(job_ids)), own_limit))
     rows = _lease(stage, job_ids, deps, queue, extra, own_limit)
     if waker is not None and _took_all_allowed(rows, job_ids, extra):

@@ -7,12 +7,14 @@ BENCH_STAMP := $(VENV)/.bench-installed
 
 .PHONY: run test install clean-data demo bench pii-eval
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml client/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	# torch first and pinned exactly: 2.13.0 is a CPU build already on disk here.
 	$(PY) -m pip install --quiet torch==2.13.0
 	$(PY) -m pip install --quiet -e '.[dev]'
+	# The producers' client (client/, imported as ibex_client): the tests drive the API with it.
+	$(PY) -m pip install --quiet -e ./client
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -1,5 +1,5 @@
-"""The ``ibex`` command: up, migrate, worker, sweeper, purge, reembed, api, keys, submit, job, escalations,
-quarantine, erasures."""
+"""The ``ibex`` command: up, migrate, worker, sweeper, purge, reembed, api, keys, submit, job, import,
+escalations, quarantine, erasures."""
 
 from __future__ import annotations
 
@@ -46,6 +46,8 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Any]]:
     job = sub.add_parser("job", help="print a job as JSON")
     job.add_argument("job_id")
     job.add_argument("--org", required=True)
+    _import_parser(sub.add_parser("import", help="write a JSONL file (or - for stdin) through the HTTP API, "
+                                                 "with progress; a rerun skips what was accepted"))
     return parser, {**COMMANDS, **register_escalations(sub), **register_quarantine(sub), **register_erasures(sub)}
 
 
@@ -80,6 +82,33 @@ def _submit_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--metadata", help="a JSON object")
     p.add_argument("--idempotency-key")
     p.add_argument("--wait", type=float, default=0.0, metavar="SECONDS")
+
+
+def _import_parser(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", help="one JSON write body per line (API.md), or - to read standard input")
+    p.add_argument("--url", default=os.environ.get("IBEX_API_URL"),
+                   help="the API's base URL (default: IBEX_API_URL, else http://IBEX_API_HOST:IBEX_API_PORT)")
+    p.add_argument("--api-key", default=os.environ.get("IBEX_API_KEY"),
+                   help="(default: IBEX_API_KEY, else the development key `ibex up` keeps in IBEX_DATA_DIR)")
+    p.add_argument("--org", default=None, help="org_id of lines that have none")
+    p.add_argument("--agent", default=None, help="agent_id of lines that have none")
+    p.add_argument("--concurrency", type=int, default=4, help="batches in flight at once (default 4)")
+    p.add_argument("--dry-run", action="store_true", help="check every line's fields here; send nothing")
+    p.add_argument("--no-progress", dest="progress", action="store_false", help="no live progress bar")
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from ibex_worker.importer import run
+
+    settings = get_settings()
+    args.url = args.url or f"http://{settings.api_host}:{settings.api_port}"
+    if not args.api_key and not args.dry_run:
+        dev_key = settings.data_dir / "dev-api-key"
+        if not dev_key.exists():
+            print("ibex import: no API key (--api-key or IBEX_API_KEY)", file=sys.stderr)
+            return 2
+        args.api_key = dev_key.read_text().strip()
+    return run(args, settings)
 
 
 def _init_logging() -> None:
@@ -290,7 +319,7 @@ def cmd_up(args: argparse.Namespace) -> int:
 
 COMMANDS = {"up": cmd_up, "migrate": cmd_migrate, "worker": cmd_worker, "sweeper": cmd_sweeper,
             "purge": cmd_purge, "reembed": cmd_reembed, "flower": cmd_flower, "api": cmd_api, "keys": cmd_keys,
-            "submit": cmd_submit, "job": cmd_job}
+            "submit": cmd_submit, "job": cmd_job, "import": cmd_import}
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -5,14 +5,14 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.bench-installed
 
-.PHONY: run test install clean-data demo bench pii-eval
+.PHONY: run test install clean-data demo bench pii-eval openapi
 
 $(STAMP): pyproject.toml client/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	# torch first and pinned exactly: 2.13.0 is a CPU build already on disk here.
 	$(PY) -m pip install --quiet torch==2.13.0
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -e '.[dev,embedded,flower]'
 	# The producers' client (client/, imported as ibex_client): the tests drive the API with it.
 	$(PY) -m pip install --quiet -e ./client
 	touch $(STAMP)
@@ -32,6 +32,10 @@ clean-data:
 # docs/pii-quality.md. About a minute on 2 cores.
 pii-eval: $(STAMP)
 	$(PY) -m ops.pii_eval.evaluate --write
+
+# The committed OpenAPI document (api/openapi.json), after a change to the HTTP API.
+openapi: $(STAMP)
+	$(PY) -m ops.export_openapi
 
 # Against a running `make run` stack, in a second shell.
 demo: $(STAMP)

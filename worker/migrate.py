@@ -17,7 +17,14 @@ import structlog
 
 log = structlog.get_logger("ibex.migrate")
 
-MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "schema" / "migrations"
+def _migrations_dir() -> Path:
+    """Installed from a wheel, the migrations are the package ``ibex_worker.migrations``; in a
+    checkout, ``schema/migrations`` beside ``worker/``."""
+    installed = Path(__file__).resolve().parent / "migrations"
+    return installed if installed.is_dir() else Path(__file__).resolve().parent.parent / "schema" / "migrations"
+
+
+MIGRATIONS_DIR = _migrations_dir()
 _NAME = re.compile(r"^(\d+)_([a-z0-9_]+)\.(up|down)\.sql$")
 _LOCK_KEY = 0x1BE7_0001  # advisory lock id shared by every ibex migrate run
 _VERSION = "SELECT version, dirty FROM schema_migrations LIMIT 1"

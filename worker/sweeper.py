@@ -87,10 +87,12 @@ def run_forever(engine: Any, app: Any, settings: Any, stop: threading.Event | No
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
     log.info("sweeper_started", interval_s=settings.sweeper_interval_seconds)
+    metrics = get_metrics()
     while not stop.is_set():
         try:
             sweep_once(engine, app, settings)
             purge_once(engine, settings)
+            metrics.round_done("sweeper")
         except TransientError:
             log.warning("sweep_failed", reason="database_unavailable")
         stop.wait(settings.sweeper_interval_seconds)

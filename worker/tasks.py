@@ -20,6 +20,7 @@ from ibex_worker.celery_app import consumed_queues, create_app
 from ibex_worker.config import STAGES, Settings, get_settings
 from ibex_worker.db import dispose_engines
 from ibex_worker.logs import configure_logging
+from ibex_worker.metrics import serve
 from ibex_worker.errors import TransientError
 from ibex_worker.pipeline.runner import run_delivery
 from ibex_worker.publish import ERASURE_TASK, REEMBED_TASK, Waker, publish_erasure, task_name
@@ -95,19 +96,10 @@ def _reembed_task(self: Any, org_id: str, memory_ids: list[str], model: str) -> 
 
 def _start_metrics_endpoint(settings: Settings) -> None:
     """In the worker's main process: /metrics over every pool process's multiprocess files."""
-    folder = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
-    if not settings.worker_metrics_port:
-        return
-    if not folder:
+    if settings.worker_metrics_port and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         log.warning("worker_metrics_disabled", reason="PROMETHEUS_MULTIPROC_DIR unset")
         return
-    from prometheus_client import CollectorRegistry, start_http_server
-    from prometheus_client.multiprocess import MultiProcessCollector
-
-    registry = CollectorRegistry()
-    MultiProcessCollector(registry, path=folder)
-    start_http_server(settings.worker_metrics_port, addr=settings.worker_metrics_host, registry=registry)
-    log.info("worker_metrics_serving", port=settings.worker_metrics_port)
+    serve(settings, "worker")
 
 
 def _connect_signals(app: Celery, settings: Settings) -> None:

@@ -34,3 +34,35 @@ def test_the_worker_metrics_endpoint_shows_the_stages_its_pool_processes_ran(inf
     assert {stage: counts.get(stage) for stage in ("validate", "pii", "embed", "persist")} == \
         {"validate": 1, "pii": 1, "embed": 1, "persist": 1}
     assert counts.get("dedup:novel") == 1
+
+
+def test_the_sweeper_and_the_escalation_worker_serve_their_last_round_and_the_probe_reads_it(infra, tmp_path):
+    """What compose's healthchecks run: healthy while the loop turns, unhealthy once it is gone."""
+    from tests.conftest import Proc, start_sweeper
+    from ibex_worker import probe
+
+    ports = {"sweeper": free_port(), "escalations": free_port()}
+    sweeper = start_sweeper(infra, "probe-sweeper", worker_metrics_port=ports["sweeper"],
+                            **isolated_queues("probe"))
+    escalations = Proc(infra, ["escalations", "run", "--name", "probe-poller"], "probe-escalations",
+                       {**infra.env(worker_metrics_port=ports["escalations"], escalation_org_ids="org-probe-none"),
+                        "PROMETHEUS_MULTIPROC_DIR": str(tmp_path)})
+    urls = {name: f"http://127.0.0.1:{port}/metrics" for name, port in ports.items()}
+    try:
+        healthy = {name: wait_for(lambda n=name: probe.check(n, 30, urls[n]) is None) for name in urls}
+        stale = probe.check("sweeper", 0, urls["sweeper"])
+        wrong = probe.check("escalations", 30, urls["sweeper"])
+    finally:
+        sweeper.stop()
+        escalations.stop()
+    assert healthy == {"sweeper": True, "escalations": True}
+    assert stale and "last round" in stale
+    assert wrong == "escalations has not finished a round yet"
+    assert probe.check("sweeper", 30, urls["sweeper"]).startswith("no metrics at")
+    assert probe.main(["sweeper", "30", urls["sweeper"]]) == 1
+
+
+def wait_for(predicate, timeout: float = 60.0) -> bool:
+    from tests.conftest import wait_until
+
+    return wait_until(predicate, timeout=timeout, interval=0.5)

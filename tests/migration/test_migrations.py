@@ -120,3 +120,46 @@ def test_what_metrics_and_back_pressure_count_is_read_from_indexes_not_whole_tab
     assert [plan for plan in plans if "Seq Scan" in plan] == []
     assert "memory_conflict_escalations_unresolved" in plans[0]
     assert "memory_write_jobs_org_unfinished" in plans[4]  # not the primary key: that holds finished jobs too
+
+
+def test_a_built_wheel_installed_in_a_fresh_venv_migrates_from_its_own_files(empty_db, tmp_path):
+    """The wheel carries the migrations (ibex_worker.migrations): its ``ibex migrate``, run
+    outside the checkout, applies every one. The fresh venv takes the dependencies from the
+    project's environment (a path entry), the project itself only from the wheel."""
+    import json
+    import subprocess
+    import sys
+    import sysconfig
+    import zipfile
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
+                    "-w", str(tmp_path / "dist"), str(root)], check=True, capture_output=True, timeout=300)
+    [wheel] = (tmp_path / "dist").glob("ibex_memory_writer-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    shipped = sorted(n.rsplit("/", 1)[1] for n in names if n.startswith("ibex_worker/migrations/"))
+    assert shipped == sorted(p.name for p in migrate.MIGRATIONS_DIR.glob("*.sql"))
+    assert not any(n.startswith(("tests/", "client/", "ops/")) for n in names)
+
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "--quiet",
+                    "--no-deps", str(wheel)], check=True, capture_output=True, timeout=300)
+    [site] = (venv / "lib").glob("python3.*/site-packages")
+    (site / "project_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    env = {"PATH": f"{venv / 'bin'}:/usr/bin:/bin", "IBEX_ENVIRONMENT": "test", "IBEX_DATABASE_URL": empty_db,
+           "IBEX_LOG_FORMAT": "json"}
+    where = subprocess.run([str(venv / "bin" / "python"), "-c", "import ibex_worker.migrate as m; "
+                            "print(m.__file__); print(m.MIGRATIONS_DIR)"], cwd=tmp_path, env=env,
+                           capture_output=True, text=True, check=True).stdout.split()
+    migrated = subprocess.run([str(venv / "bin" / "ibex"), "migrate"], cwd=tmp_path, env=env, capture_output=True,
+                              text=True, timeout=120)
+    version = subprocess.run([str(venv / "bin" / "ibex"), "--version"], cwd=tmp_path, env=env, capture_output=True,
+                             text=True, check=True).stdout
+
+    assert all(path.startswith(str(site)) for path in where), where
+    assert migrated.returncode == 0, migrated.stderr[-2000:]
+    assert json.loads(migrated.stdout.strip().splitlines()[-1])["migrations"] == [m.version for m in migrate.discover()]
+    assert _version(empty_db) == [(max(m.version for m in migrate.discover()), False)]
+    assert version.strip().startswith("ibex 0.") and "not installed" not in version

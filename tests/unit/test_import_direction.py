@@ -24,7 +24,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("ibex_worker.escalations", "ibex_worker.submit", "ibex_worker.reads", "ibex_worker.review", "ibex_worker.erasures",
      "ibex_worker.reembed", "ibex_worker.runtime",
      "ibex_worker.tasks", "ibex_worker.backlog", "ibex_worker.apikeys", "ibex_worker.migrate", "ibex_worker.sweeper", "ibex_worker.cli",
-     "ibex_worker.review_cli", "ibex_worker.erasures_cli", "ibex_worker.importer", "ibex_worker.devstack"),  # services, processes and their tools
+     "ibex_worker.review_cli", "ibex_worker.erasures_cli", "ibex_worker.importer", "ibex_worker.probe", "ibex_worker.devstack"),  # services, processes and their tools
     ("ibex_api",),
 )
 # Anyone may import the core; the core itself imports only the core and the layers up to the

@@ -50,12 +50,27 @@ def test_the_dashboard_is_valid_json_and_queries_only_exported_metrics():
         assert any(required in e for e in exprs), required
 
 
-def test_prometheus_scrapes_the_api_and_the_worker_metrics_ports_of_the_compose_file():
+def test_prometheus_scrapes_every_process_that_writes_metrics_on_the_ports_the_compose_file_gives():
     config = yaml.safe_load((ROOT / "ops" / "prometheus" / "prometheus.yml").read_text())
-    targets = {t for job in config["scrape_configs"] for sc in job["static_configs"] for t in sc["targets"]}
+    targets = {t for job in config["scrape_configs"] for sc in job.get("static_configs", []) for t in sc["targets"]}
+    targets |= {f"{name}:{sd['port']}" for job in config["scrape_configs"] for sd in job.get("dns_sd_configs", [])
+                for name in sd["names"]}
     compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]
     assert f"api:{compose['api']['environment']['IBEX_API_PORT']}" in targets
-    assert f"worker:{compose['worker']['environment']['IBEX_WORKER_METRICS_PORT']}" in targets
+    for name in ("worker", "escalations", "sweeper"):  # every replica: found by DNS, not a fixed address
+        assert f"{name}:{compose[name]['environment']['IBEX_WORKER_METRICS_PORT']}" in targets, name
+    assert {name: "monitoring" in svc.get("profiles", []) for name, svc in compose.items()
+            if name in ("prometheus", "grafana")} == {"prometheus": True, "grafana": True}
+
+
+def test_grafana_is_provisioned_with_prometheus_and_the_dashboard():
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]
+    mounts = " ".join(compose["grafana"]["volumes"])
+    assert "./ops/grafana/ibex-dashboard.json:/var/lib/grafana/dashboards/" in mounts
+    source = yaml.safe_load((ROOT / "ops/grafana/provisioning/datasources/prometheus.yml").read_text())
+    assert source["datasources"][0]["url"] == "http://prometheus:9090"
+    provider = yaml.safe_load((ROOT / "ops/grafana/provisioning/dashboards/ibex.yml").read_text())
+    assert provider["providers"][0]["options"]["path"] == "/var/lib/grafana/dashboards"
 
 
 def test_alert_rules_are_loaded_and_query_only_exported_metrics():
@@ -63,8 +78,10 @@ def test_alert_rules_are_loaded_and_query_only_exported_metrics():
     assert config["rule_files"] == ["alerts.yml"]
     rules = yaml.safe_load((ROOT / "ops" / "prometheus" / "alerts.yml").read_text())
     alerts = {rule["alert"]: rule for group in rules["groups"] for rule in group["rules"]}
-    assert {"IbexPipelineStalled", "IbexEscalationsDead"} <= set(alerts)
+    assert {"IbexPipelineStalled", "IbexEscalationsDead", "IbexBacklogGrowing", "IbexStageFailures",
+            "IbexLoopStuck"} <= set(alerts)
     exported = exported_metric_names()
+    exported |= {_base(name) for name in exported}  # a counter declared as ..._total
     for rule in alerts.values():
         assert set(rule) >= {"expr", "for", "labels", "annotations"} and rule["annotations"]["summary"]
         used = set(re.findall(r"\b(ibex_\w+)", rule["expr"]))

@@ -46,11 +46,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     from ibex_worker.escalations.classifiers import build_classifier
     from ibex_worker.escalations.poller import Poller, install_signal_handlers
     from ibex_worker.logs import configure_logging
-    from ibex_worker.metrics import get_metrics
+    from ibex_worker.metrics import get_metrics, serve
     from ibex_worker.runtime import read_cache
 
     settings = get_settings()
     configure_logging(settings.log_format, settings.log_level)
+    serve(settings, "escalations")
     owner = args.name or f"{socket.gethostname()}:{os.getpid()}"
     stop = threading.Event()
     install_signal_handlers(stop)

@@ -58,6 +58,7 @@ class Poller:
             self._refresh_backlog()
             try:
                 handled = self.poll_once()
+                self.metrics.round_done("escalations")
             except TransientError:
                 log.warning("escalation_claim_failed", poller=self.owner, reason="database_unavailable")
                 handled = 0

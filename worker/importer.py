@@ -7,7 +7,8 @@ interruption sends everything again and the API replays what it had accepted: no
 stored twice. Batches of up to 100 lines go out on ``--concurrency`` connections; the client
 waits out ``429``/``503`` (``Retry-After``). A line that is not a JSON object, or that the API
 (or ``--dry-run``'s local check) refuses, is reported by its number and error code, never its
-content, and the import goes on. Exit status: 0 when every line was accepted, 1 otherwise.
+content, and the import goes on. The file is read whole first (the bar needs the total).
+Exit status: 0 when every line was accepted, 1 when some were refused, 130 when interrupted.
 """
 
 from __future__ import annotations
@@ -149,13 +150,20 @@ def run(args: Any, settings: Settings) -> int:
     with open_source(args.file) as source:
         lines = read_lines(source, args.org, args.agent)
     tally = Tally(total=len(lines))
+    interrupted = False
     with _progress(console, tally, enabled=args.progress):
-        if args.dry_run:
-            check_locally(lines, settings, tally)
-        else:
-            with IbexClient(args.url, args.api_key, timeout=60.0) as client:
-                send(client, lines, tally, args.concurrency)
+        try:
+            if args.dry_run:
+                check_locally(lines, settings, tally)
+            else:
+                with IbexClient(args.url, args.api_key, timeout=60.0) as client:
+                    send(client, lines, tally, args.concurrency)
+        except KeyboardInterrupt:  # the batches in flight finished; the others were never sent
+            interrupted = True
     console.print(summary(tally, dry_run=args.dry_run))
+    if interrupted:
+        console.print("interrupted: run the same command again to finish; what was accepted is not stored twice")
+        return 130
     ok = {"valid"} if args.dry_run else {"accepted", "already accepted"}
     return 0 if set(tally.outcomes) <= ok else 1
 

@@ -60,7 +60,7 @@ def test_an_interrupted_import_run_again_ends_with_one_job_per_good_line(own_inf
         first = _import(own_infra, server, key, org, path, "--concurrency", "2")
         assert wait_until(lambda: _jobs(own_engine, org) >= LINES // 4, timeout=120, interval=0.1)
         first.send_signal(signal.SIGINT)
-        first.communicate(timeout=60)
+        first_output, _ = first.communicate(timeout=60)
         interrupted_at = _jobs(own_engine, org)
         second = _import(own_infra, server, key, org, path, "--no-progress")
         second_output, _ = second.communicate(timeout=300)
@@ -72,6 +72,7 @@ def test_an_interrupted_import_run_again_ends_with_one_job_per_good_line(own_inf
     assert dry.returncode == 1 and "dry run" in dry_output and after_dry == 0
     assert "line 1500" in dry_output and "VALIDATION_ERROR (content)" in dry_output
     assert LINES // 4 <= interrupted_at < LINES
+    assert first.returncode == 130 and "run the same command again" in first_output
     assert second.returncode == 1, second_output  # three bad lines
     assert "line 6" in second_output and "INVALID_JSON" in second_output
     assert "line 700" in second_output and "NOT_AN_OBJECT" in second_output

@@ -1,6 +1,7 @@
 """docker-compose.yml, checked without a container engine: every service of our image runs a
 real `ibex` entry point, every IBEX_ variable it sets is a real setting, infrastructure is
-healthchecked and waited for, and Flower is bound to localhost only."""
+healthchecked and waited for, Flower is bound to localhost only, and every secret comes from
+the one .env file through ${VAR:?} (compose refuses to start without it)."""
 
 from __future__ import annotations
 
@@ -30,16 +31,18 @@ def _argv(command: list[str]) -> list[str]:
     return command[1:]
 
 
-def _env_files(svc: dict) -> list[Path]:
-    return [ROOT / f"{path}.example" for path in svc.get("env_file", [])]
+ENV_EXAMPLE = {line.split("=", 1)[0]: line.split("=", 1)[1] for line in (ROOT / ".env.example").read_text().splitlines()
+               if line.strip() and not line.startswith("#")}
+_REFERENCE = re.compile(r"\$\{([A-Z_]+):\?[^}]+\}")
 
 
 def _variables(svc: dict) -> set[str]:
-    names = set(svc.get("environment", {}))
-    for path in _env_files(svc):
-        names |= {line.split("=", 1)[0] for line in path.read_text().splitlines()
-                  if line.strip() and not line.startswith("#")}
-    return names
+    return set(svc.get("environment", {}))
+
+
+def _resolved(value: str) -> str:
+    """A value as compose runs it with .env.example's values."""
+    return _REFERENCE.sub(lambda m: ENV_EXAMPLE[m.group(1)], value)
 
 
 def test_the_compose_file_has_every_service_of_the_design():
@@ -93,14 +96,23 @@ def test_the_api_gets_the_fingerprint_key_from_the_env_file():
 
 def test_services_log_in_as_the_app_role_and_only_migrate_gets_the_owner():
     for name, svc in OURS.items():
-        files = svc.get("env_file", [])
-        assert ("ops/env/migrate.env" in files) == (name == "migrate"), name
-    app_url = next(line for line in (ROOT / "ops/env/ibex.env.example").read_text().splitlines()
-                   if line.startswith("IBEX_DATABASE_URL="))
-    assert "://ibex_app:" in app_url
-    assert {"IBEX_MIGRATE_DATABASE_URL", "IBEX_APP_DATABASE_PASSWORD"} <= _variables(SERVICES["migrate"])
+        env = svc["environment"]
+        assert "://ibex_app:" in env["IBEX_DATABASE_URL"], name
+        assert ("IBEX_MIGRATE_DATABASE_URL" in env) == (name == "migrate"), name
+        assert not any("IBEX_DB_OWNER_PASSWORD" in str(v) for v in env.values()) or name == "migrate", name
+    migrate_env = SERVICES["migrate"]["environment"]
+    assert _resolved(migrate_env["IBEX_APP_DATABASE_PASSWORD"]) in _resolved(SERVICES["api"]["environment"]["IBEX_DATABASE_URL"])
+    owner = _resolved(SERVICES["postgres"]["environment"]["POSTGRES_PASSWORD"])
+    assert f"://ibex:{owner}@" in _resolved(migrate_env["IBEX_MIGRATE_DATABASE_URL"])
 
 
-def test_secrets_live_in_env_files_not_in_the_compose_file():
-    text = (ROOT / "docker-compose.yml").read_text().lower()
-    assert "password" not in text and "secret" not in text.replace("secrets come from", "")
+def test_every_secret_is_a_required_reference_to_the_one_env_file():
+    text = (ROOT / "docker-compose.yml").read_text()
+    assert "env_file" not in text
+    references = set(_REFERENCE.findall(text))
+    assert references == set(ENV_EXAMPLE), references ^ set(ENV_EXAMPLE)
+    for line in text.lower().splitlines():  # a secret never stands in the file itself
+        if any(word in line for word in ("password", "secret", "_key:", "basic_auth")) and ":" in line \
+                and not line.strip().startswith("#"):
+            assert "${" in line, line
+    assert all("change-me" in value for value in ENV_EXAMPLE.values())

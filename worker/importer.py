@@ -215,7 +215,7 @@ def summary(tally: Tally, *, dry_run: bool) -> Any:
         table.add_row(outcome, f"{count:,}")
     table.add_row("total", f"{tally.total:,}")
     table.add_row("seconds", f"{elapsed:,.1f}")
-    table.add_row("lines/s", f"{tally.total / max(elapsed, 1e-6):,.0f}")
+    table.add_row("lines/s", f"{tally.done / max(elapsed, 1e-6):,.0f}")
     for line, code, fields in sorted(tally.refused)[:50]:
         table.add_row(f"line {line}", code + (f" ({', '.join(fields)})" if fields else ""))
     if len(tally.refused) > 50:

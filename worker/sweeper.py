@@ -26,7 +26,6 @@ import structlog
 from ibex_worker.db import maint_tx
 from ibex_worker.errors import TransientError
 from ibex_worker.metrics import get_metrics
-from ibex_worker.pipeline.claiming import own_share
 from ibex_worker.publish import publish, publish_erasure
 from ibex_worker.store import erasure_receipts, jobs, retention
 
@@ -51,11 +50,10 @@ def sweep_once(engine: Any, app: Any, settings: Any) -> int:
         else:  # a dead delivery's jobs go first, together
             batches[(job.stage, job.holder_died)].append(str(job.id))
     for (stage, died), ids in batches.items():
-        # A dead delivery's jobs join no other batch: each message holds no more than its
-        # delivery claims of the ids it names, or the rest would wait for the next sweep.
-        size = own_share(settings.stage_batch_max) if died else settings.stage_batch_max
-        for start in range(0, len(ids), size):
-            publish(app, settings, stage, ids[start:start + size], front=died)
+        # A message of at most a batch: its delivery claims every id it names (a dead
+        # delivery's jobs join no other batch, so one left out would wait for a later sweep).
+        for start in range(0, len(ids), settings.stage_batch_max):
+            publish(app, settings, stage, ids[start:start + settings.stage_batch_max], front=died)
     alone = Counter(job.stage for job in lost if job.suspect)
     died = Counter(job.stage for job in lost if job.holder_died)
     for stage, count in Counter(job.stage for job in lost).items():

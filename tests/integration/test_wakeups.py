@@ -76,6 +76,25 @@ def test_a_burst_larger_than_a_batch_drains_through_chained_wakeups(infra, engin
         [2, 2, 4, 4, 4, 4, 4, 4, 4, 4]
 
 
+def test_a_wakeup_naming_more_than_a_batch_leaves_no_job_behind_without_a_sweeper(infra, engine):
+    """A batch request travels as one message of all its ids; its delivery takes three quarters
+    of a batch of them (the rest is other orgs' turn, here topped up from the same request) and
+    chains wake-ups for the others: no job waits for the sweeper."""
+    from ibex_worker.submit import submit_many
+
+    settings, overrides, client, waker = _setup(infra, "wake-many", stage_batch_max=4, republish_after_seconds=600)
+    org = new_scope()
+    items = [(memory(org, "agent", f"Batch item {i}: the printer on floor {i} needs toner."), None) for i in range(10)]
+    submissions = submit_many(engine, create_app(settings), settings, items, waker=waker)
+    assert _messages(client, settings) == 1
+    worker = start_worker(infra, "wake-many", queues=",".join(settings.all_queues), **overrides)
+    try:
+        views = [wait_for_job(engine, org, s.job_id, timeout=90) for s in submissions]
+    finally:
+        worker.stop()
+    assert [v["status"] for v in views] == ["succeeded"] * 10
+
+
 def test_a_lost_wakeup_holds_new_jobs_no_longer_than_the_flag_lives(infra, engine, monkeypatch):
     monkeypatch.setattr(publish_module, "WAKE_TTL_SECONDS", 1.0)
     settings, overrides, client, waker = _setup(infra, "wake-lost", republish_after_seconds=600)

@@ -1,10 +1,11 @@
 """Claiming a delivery's jobs: lease the ids in the message plus the jobs waiting on its queue.
 
 A delivery takes its own jobs and up to ``stage_batch_max`` jobs in all from those waiting
-for the same stage on the same queue (micro-batching). Its own jobs fill at most
-``1 - 1/TURN_SHARE`` of the batch: the rest goes to waiting jobs with the orgs taking turns,
-so a message naming a hundred of one org's jobs does not keep another org's write waiting
-for the deliveries that work through them. When a model stage lies ahead and the
+for the same stage on the same queue (micro-batching). A message naming more jobs than a batch
+(a wake-up for a whole batch request of one org) fills at most ``1 - 1/TURN_SHARE`` of it
+with them: the rest goes to waiting jobs with the orgs taking turns, so another org's write
+does not wait for the deliveries that work through the hundred, and the jobs it leaves are
+taken by the wake-ups it chains. When a model stage lies ahead and the
 batch came out short, it waits once (``stage_batch_wait_ms`` after the first claim) and tops
 the batch up. For the entry stage with coalesced wake-ups (``ibex_worker.publish.Waker``), the
 delivery clears the stage's wake-up flag before claiming, and sends the next wake-up itself
@@ -29,12 +30,7 @@ if TYPE_CHECKING:
 
 log = structlog.get_logger("ibex.pipeline")
 
-TURN_SHARE = 4  # a quarter of each batch is kept for waiting jobs, whatever the message names
-
-
-def own_share(batch_max: int) -> int:
-    """How many of the ids its message names a delivery claims at most."""
-    return batch_max - batch_max // TURN_SHARE
+TURN_SHARE = 4  # a message naming more than a batch leaves a quarter of it to waiting jobs
 
 
 def claim(stage: str, job_ids: Sequence[str], deps: StageDeps, queue: str | None, *, top_up: bool) -> list[Any]:
@@ -48,11 +44,12 @@ def claim(stage: str, job_ids: Sequence[str], deps: StageDeps, queue: str | None
     waker = _waker(stage, deps, queue)
     if waker is not None:
         waker.taking(stage, queue)  # before the claim: it sees every job the flag stood for
-    own_limit = own_share(limit) if queue else limit
-    extra = max(0, limit - min(len(set(job_ids)), own_limit))
+    named = len(set(job_ids))
+    own_limit = limit - limit // TURN_SHARE if queue and named > limit else limit
+    extra = max(0, limit - min(named, own_limit))
     rows = _lease(stage, job_ids, deps, queue, extra, own_limit)
-    if waker is not None and _took_all_allowed(rows, job_ids, extra):
-        waker.chain(stage)  # jobs may still be waiting, and nothing else may wake them
+    if waker is not None and (named > own_limit or _took_all_allowed(rows, job_ids, extra)):
+        waker.chain(stage)  # jobs may still be waiting (its own among them), and nothing else may wake them
     wait = settings.stage_batch_wait_ms / 1000.0
     if not rows or not queue or wait <= 0 or len(rows) >= limit or not top_up:
         return rows

@@ -143,12 +143,23 @@ _BY_STATUS: dict[int, type[IbexError]] = {401: AuthenticationError, 403: Permiss
                                           429: RateLimitedError, 503: UnavailableError}
 
 
+# A batch item's error carries a code, not an HTTP status: the status its code has alone.
+_CODE_STATUS = {"VALIDATION_ERROR": 422, "PII_IN_FIELD": 422, "FORBIDDEN": 403, "IDEMPOTENCY_CONFLICT": 409,
+                "IDEMPOTENCY_IN_PROGRESS": 409, "ERASURE_IN_PROGRESS": 409, "BACKPRESSURE": 429, "UNAVAILABLE": 503,
+                "IDEMPOTENCY_UNAVAILABLE": 503, "PAYLOAD_TOO_LARGE": 413}
+
+
 def error_from(status: int | None, body: Any, headers: Mapping[str, str] | None = None) -> IbexError:
+    """The typed error of an answer; ``status`` None for a batch item (typed by its code)."""
     envelope = body.get("error") if isinstance(body, dict) else None
+    if isinstance(envelope, dict) and status is None:
+        status = _CODE_STATUS.get(str(envelope.get("code")))
+        kind = _BY_STATUS.get(status or 0, IbexError)
+    else:
+        kind = _BY_STATUS.get(status or 0, UnavailableError if status is None or status >= 500 else IbexError)
     if not isinstance(envelope, dict):
         envelope = {"code": "UNAVAILABLE" if status is None or status >= 500 else "ERROR",
                     "message": f"unexpected answer (HTTP {status})"}
-    kind = _BY_STATUS.get(status or 0, UnavailableError if status is None or status >= 500 else IbexError)
     return kind(str(envelope.get("code", "ERROR")), str(envelope.get("message", "")), status=status,
                 details=envelope.get("details") or (), request_id=body.get("request_id") if isinstance(body, dict) else None,
                 job_id=body.get("job_id") if isinstance(body, dict) else None,
@@ -254,7 +265,7 @@ def batch_item_result(item: Mapping[str, Any], key: str | None) -> BatchItemResu
         return BatchItemResult(index, key, result=WriteResult(job_id=item.get("job_id"), status="queued",
                                                               idempotency_key=key, replayed=True))
     if "error" in item:
-        return BatchItemResult(index, key, error=error_from(_status_of(item["error"]), dict(item)))
+        return BatchItemResult(index, key, error=error_from(None, dict(item)))
     if item.get("replayed"):
         answer = item.get("response") or {}
         try:
@@ -266,14 +277,6 @@ def batch_item_result(item: Mapping[str, Any], key: str | None) -> BatchItemResu
     return BatchItemResult(index, key, result=WriteResult(job_id=item.get("job_id"), status="queued",
                                                           idempotency_key=key))
 
-
-_CODE_STATUS = {"VALIDATION_ERROR": 422, "PII_IN_FIELD": 422, "FORBIDDEN": 403, "IDEMPOTENCY_CONFLICT": 409,
-                "IDEMPOTENCY_IN_PROGRESS": 409, "BACKPRESSURE": 429, "UNAVAILABLE": 503,
-                "IDEMPOTENCY_UNAVAILABLE": 503, "PAYLOAD_TOO_LARGE": 413}
-
-
-def _status_of(error: Mapping[str, Any]) -> int | None:
-    return _CODE_STATUS.get(str(error.get("code")))
 
 
 def job_from(body: Mapping[str, Any]) -> Job:

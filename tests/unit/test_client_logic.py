@@ -66,3 +66,13 @@ def test_a_body_leaves_out_what_was_not_given_and_needs_time_zones():
     with pytest.raises(ValueError):
         memory_body("x", org_id="a", agent_id="b", source="s", labels=None, valid_from=datetime(2026, 1, 1),
                     valid_until=None, category=None, confidence=None, metadata=None)
+
+
+def test_a_batch_items_error_is_typed_by_its_code_and_an_unknown_code_is_no_outage():
+    from ibex_client import ValidationError as Invalid
+    from ibex_client._core import batch_item_result
+
+    invalid = batch_item_result({"index": 0, "error": {"code": "VALIDATION_ERROR", "message": "m"}}, "k").error
+    unknown = batch_item_result({"index": 1, "error": {"code": "SOMETHING_NEW", "message": "m"}}, "k").error
+    assert isinstance(invalid, Invalid) and invalid.status == 422
+    assert type(unknown) is IbexError and unknown.code == "SOMETHING_NEW"

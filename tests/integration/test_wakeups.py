@@ -27,6 +27,15 @@ def _messages(client, settings):
     return client.llen(settings.queue_validate)
 
 
+def _drain(infra, engine, name, settings, overrides, org, submissions):
+    """A worker on the test's queues until every submitted job finished (no sweeper runs)."""
+    worker = start_worker(infra, name, queues=",".join(settings.all_queues), **overrides)
+    try:
+        return worker, [wait_for_job(engine, org, s.job_id, timeout=90) for s in submissions]
+    finally:
+        worker.stop()
+
+
 def _write(engine, settings, waker, org, i):
     body = memory(org, "agent", f"Standing order number {i}: water the office plants on day {i}.")
     return submit(engine, create_app(settings), settings, body, waker=waker)
@@ -64,11 +73,7 @@ def test_a_burst_larger_than_a_batch_drains_through_chained_wakeups(infra, engin
     submissions = [_write(engine, settings, waker, org, i) for i in range(10)]
     assert _messages(client, settings) == 1
 
-    worker = start_worker(infra, "wake-chain", queues=",".join(settings.all_queues), **overrides)
-    try:
-        views = [wait_for_job(engine, org, s.job_id, timeout=90) for s in submissions]
-    finally:
-        worker.stop()
+    worker, views = _drain(infra, engine, "wake-chain", settings, overrides, org, submissions)
     assert [v["status"] for v in views] == ["succeeded"] * 10
     # 4 + 4 + 2: the two full batches each woke the next delivery; the last one was not full.
     assert worker.deliveries("validate") == 3
@@ -87,11 +92,7 @@ def test_a_wakeup_naming_more_than_a_batch_leaves_no_job_behind_without_a_sweepe
     items = [(memory(org, "agent", f"Batch item {i}: the printer on floor {i} needs toner."), None) for i in range(10)]
     submissions = submit_many(engine, create_app(settings), settings, items, waker=waker)
     assert _messages(client, settings) == 1
-    worker = start_worker(infra, "wake-many", queues=",".join(settings.all_queues), **overrides)
-    try:
-        views = [wait_for_job(engine, org, s.job_id, timeout=90) for s in submissions]
-    finally:
-        worker.stop()
+    _, views = _drain(infra, engine, "wake-many", settings, overrides, org, submissions)
     assert [v["status"] for v in views] == ["succeeded"] * 10
 
 

@@ -82,11 +82,12 @@ def _compute(stage: str, ctxs: list[WriteContext], deps: StageDeps, report: Stag
     if stage in BATCH:
         return settling.guard_batch(stage, ctxs, deps, report, lambda batch: _compute_batch(stage, batch, deps))
     done: list[WriteContext] = []
-    for ctx in _fewest_first(ctxs) if stage == "persist" else ctxs:
-        if stage == "persist":
+    if stage == "persist":  # each job is settled (or sent back to a stage) by persist itself
+        for ctx in _fewest_first(ctxs):
             settling.guard(stage, [ctx], deps, report, lambda c=ctx: _persist(c, deps, report))
-        else:
-            settling.guard(stage, [ctx], deps, report, lambda c=ctx: _compute_one(stage, c, deps, done))
+        return done
+    for ctx in ctxs:
+        settling.guard(stage, [ctx], deps, report, lambda c=ctx: _compute_one(stage, c, deps, done))
     return done
 
 

@@ -44,9 +44,10 @@ def reembed_batch(engine: Any, embedder: Any, org_id: str, memory_ids: Sequence[
     with tenant_tx(engine, org_id) as conn:
         pairs = sorted(zip(rows, vectors), key=lambda pair: (pair[0].agent_id, str(pair[0].id)))
         for agent_id, group in groupby(pairs, key=lambda pair: pair[0].agent_id):
-            corpus.lock(conn, org_id, agent_id)
+            version = corpus.lock(conn, org_id, agent_id)
             for row, vector in group:
-                stored += reembedding.set_vector(conn, org_id, str(row.id), row.content_hash, vector, model)
+                stored += reembedding.set_vector(conn, org_id, str(row.id), row.content_hash, vector, model,
+                                                 searchable_since=version + 1)
             corpus.bump(conn, org_id, agent_id)
     log.info("reembedded", org_id=org_id, memories=stored, model=model, embed_ms=embed_ms)
     return stored

@@ -7,6 +7,9 @@ writing agent's own active rows only: the best
 ``coarse`` by sign sketch, re-ranked by cosine (``ibex_worker.store.vectors`` says how and why).
 The threshold is applied after the top k, never in the WHERE clause (an iterative scan with
 a threshold runs to its limit when nothing matches).
+
+With ``since`` (a corpus version), ``search`` looks only at the memories that became
+searchable after it, exactly: persist's re-check of what arrived since its unlocked search.
 """
 
 from __future__ import annotations
@@ -26,7 +29,9 @@ class Candidate:
 
 class VectorStore(Protocol):
     def search(self, conn: Any, org_id: str, agent_id: str, vector: Sequence[float], *, model: str,
-               min_similarity: float, limit: int) -> list[Candidate]: ...
+               min_similarity: float, limit: int, since: int | None = None) -> list[Candidate]: ...
+
+    def still_searchable(self, conn: Any, org_id: str, ids: Sequence[str], *, model: str) -> set[str]: ...
 
 
 class PgVectorStore:
@@ -34,8 +39,15 @@ class PgVectorStore:
         self.coarse = coarse
 
     def search(self, conn: Any, org_id: str, agent_id: str, vector: Sequence[float], *, model: str,
-               min_similarity: float, limit: int) -> list[Candidate]:
-        rows = vectors.nearest(conn, org_id, agent_id, vector, model=model, coarse=max(self.coarse, limit),
-                               limit=limit)
+               min_similarity: float, limit: int, since: int | None = None) -> list[Candidate]:
+        if since is not None:
+            rows = vectors.nearest_since(conn, org_id, agent_id, vector, model=model, since=since, limit=limit)
+        else:
+            rows = vectors.nearest(conn, org_id, agent_id, vector, model=model, coarse=max(self.coarse, limit),
+                                   limit=limit)
         found = [Candidate(str(row.id), float(row.similarity)) for row in rows]
         return [c for c in found if c.similarity >= min_similarity]
+
+    def still_searchable(self, conn: Any, org_id: str, ids: Sequence[str], *, model: str) -> set[str]:
+        """Those of ``ids`` that ``search`` for ``model`` would still consider."""
+        return vectors.still_searchable(conn, org_id, ids, model=model)

@@ -17,12 +17,32 @@ from ibex_worker.pipeline.context import StageDeps, WriteContext
 from ibex_worker.store import corpus
 
 
-def find(conn: Any, ctx: WriteContext, deps: StageDeps) -> list[dict[str, Any]]:
+def find(conn: Any, ctx: WriteContext, deps: StageDeps, since: int | None = None) -> list[dict[str, Any]]:
+    """Candidates over the threshold, best first; with ``since``, among the memories that
+    became searchable after that corpus version only."""
     threshold = deps.settings.memory_near_duplicate_sim_threshold
     found = deps.vector_store.search(conn, ctx.org_id, ctx.agent_id, ctx.embedding, model=ctx.embedding_model,
                                      min_similarity=threshold,
-                                     limit=deps.settings.near_duplicate_candidate_limit)
+                                     limit=deps.settings.near_duplicate_candidate_limit, since=since)
     return [{"memory_id": c.memory_id, "similarity": c.similarity} for c in found if c.similarity > threshold]
+
+
+def refresh(conn: Any, ctx: WriteContext, deps: StageDeps) -> tuple[list[dict[str, Any]], str]:
+    """The candidates as of now, from those found at ``ctx.corpus_version``: the earlier ones
+    still searchable plus those that arrived since, best first (``"since"``). When a full
+    list lost one, a memory beyond its cut may now belong in it, so the whole search runs
+    again (``"full"``)."""
+    limit = deps.settings.near_duplicate_candidate_limit
+    prior = ctx.near_duplicates
+    still = deps.vector_store.still_searchable(conn, ctx.org_id, [c["memory_id"] for c in prior],
+                                               model=ctx.embedding_model)
+    kept = [c for c in prior if c["memory_id"] in still]
+    if ctx.corpus_version is None or (len(prior) >= limit and len(kept) < len(prior)):
+        return find(conn, ctx, deps), "full"
+    arrived = find(conn, ctx, deps, since=ctx.corpus_version)
+    merged = {c["memory_id"]: c for c in kept} | {c["memory_id"]: c for c in arrived}
+    ranked = sorted(merged.values(), key=lambda c: (-c["similarity"], c["memory_id"]))
+    return ranked[:limit], "since"
 
 
 def record(ctx: WriteContext, candidates: list[dict[str, Any]], deps: StageDeps) -> None:

@@ -3,7 +3,9 @@
 In one transaction: lock the agent's corpus row (serialising near-dup and conflict
 decisions per org and agent), check the job still holds its lease (fencing), re-check the
 exact duplicate against the partial unique index, recompute near-duplicates and conflicts
-if the corpus changed since they were computed, then write the memory, its labels,
+if the corpus changed since they were computed (searching only the memories that became
+searchable since, so the time under the lock follows the concurrent writes, not the
+agent's corpus), then write the memory, its labels,
 relationships, supersessions, escalations, the job's outcome and the idempotency claim's
 final response. After commit, the read cache; its failure degrades reads, never the record.
 
@@ -66,7 +68,7 @@ def run(ctx: WriteContext, deps: StageDeps) -> PersistOutcome:
             return _reroute_to_embed(conn, ctx)
         if not ctx.quarantined and ctx.corpus_version != version:
             _recompute(conn, ctx, deps, version)
-        return _create(conn, ctx, deps, started)
+        return _create(conn, ctx, deps, started, version)
 
 
 def _stamp(ctx: WriteContext, started: float) -> None:
@@ -96,17 +98,21 @@ def _reroute_to_embed(conn: Any, ctx: WriteContext) -> PersistOutcome:
 
 
 def _recompute(conn: Any, ctx: WriteContext, deps: StageDeps, version: int) -> None:
-    """The corpus changed since near_dedup read it: decide again, now under the lock."""
-    near_dedup.record(ctx, near_dedup.find(conn, ctx, deps), deps)
+    """The corpus changed since near_dedup read it: decide again, now under the lock, looking
+    only at what changed since (``near_dedup.refresh``)."""
+    candidates, scope = near_dedup.refresh(conn, ctx, deps)
+    near_dedup.record(ctx, candidates, deps)
     conflict.decide(conn, ctx, deps)
-    ctx.decide("persist", result="recomputed", read_version=ctx.corpus_version, current_version=version)
+    ctx.decide("persist", result="recomputed", scope=scope, read_version=ctx.corpus_version, current_version=version)
     ctx.corpus_version = version
 
 
-def _create(conn: Any, ctx: WriteContext, deps: StageDeps, started: float) -> PersistOutcome:
+def _create(conn: Any, ctx: WriteContext, deps: StageDeps, started: float, version: int) -> PersistOutcome:
     plan = ctx.conflict or {}
     status = _status(ctx, plan)
-    memory_id = _activate(conn, ctx, status) if ctx.release_of else _insert_memory(conn, ctx, status)
+    searchable_since = version + 1  # the version the bump below gives the corpus
+    memory_id = (_activate(conn, ctx, status, searchable_since) if ctx.release_of else
+                 _insert_memory(conn, ctx, status, searchable_since))
     if memory_id is None:  # unreachable under the corpus lock; mapped, not assumed
         existing = memories.find_active_by_hash(conn, ctx.org_id, ctx.agent_id, ctx.content_hash)
         return _bump_duplicate(conn, ctx, existing, started)
@@ -141,19 +147,20 @@ def _status(ctx: WriteContext, plan: dict[str, Any]) -> str:
     return "superseded" if plan.get("superseded_by") else "active"
 
 
-def _insert_memory(conn: Any, ctx: WriteContext, status: str) -> str | None:
+def _insert_memory(conn: Any, ctx: WriteContext, status: str, searchable_since: int) -> str | None:
     req = ctx.request
     return memories.insert(
         conn, org_id=ctx.org_id, agent_id=ctx.agent_id, content=ctx.content, content_hash=ctx.content_hash,
         source=req["source"], status=status, valid_from=req.get("valid_from"), valid_until=req.get("valid_until"),
         subject_key=ctx.subject_key, embedding=ctx.embedding, embedding_model=ctx.embedding_model,
-        pii_report=ctx.pii_report, metadata=req.get("metadata") or {}, job_id=ctx.job_id)
+        pii_report=ctx.pii_report, metadata=req.get("metadata") or {}, job_id=ctx.job_id,
+        searchable_since=searchable_since)
 
 
-def _activate(conn: Any, ctx: WriteContext, status: str) -> str | None:
+def _activate(conn: Any, ctx: WriteContext, status: str, searchable_since: int) -> str | None:
     return memories.release_quarantined(
         conn, ctx.org_id, ctx.release_of, status=status, content_hash=ctx.content_hash, embedding=ctx.embedding,
-        embedding_model=ctx.embedding_model, subject_key=ctx.subject_key)
+        embedding_model=ctx.embedding_model, subject_key=ctx.subject_key, searchable_since=searchable_since)
 
 
 def _audit_release(conn: Any, ctx: WriteContext, outcome: str, result_memory_id: str) -> None:

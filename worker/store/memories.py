@@ -30,10 +30,11 @@ _BUMP_RETRIEVAL = text(
 _INSERT = text(
     """
     INSERT INTO memories (org_id, agent_id, content, content_hash, source, status, valid_from, valid_until,
-                          subject_key, embedding, embedding_model, pii_report, metadata, created_by_job)
+                          subject_key, embedding, embedding_model, pii_report, metadata, created_by_job,
+                          searchable_since)
     VALUES (:org_id, :agent_id, :content, :content_hash, :source, :status, :valid_from, :valid_until,
             :subject_key, :embedding, :embedding_model, CAST(:pii_report AS jsonb), CAST(:metadata AS jsonb),
-            :job_id)
+            :job_id, :searchable_since)
     ON CONFLICT (org_id, agent_id, content_hash) WHERE status = 'active' AND deleted_at IS NULL DO NOTHING
     RETURNING id
     """
@@ -44,7 +45,8 @@ _LOCK_QUARANTINED = text(
 )
 _RELEASE_QUARANTINED = text(
     "UPDATE memories SET status = :status, content_hash = :content_hash, embedding = :embedding, "
-    "embedding_model = :embedding_model, subject_key = :subject_key, updated_at = now() "
+    "embedding_model = :embedding_model, subject_key = :subject_key, searchable_since = :searchable_since, "
+    "updated_at = now() "
     "WHERE org_id = :org_id AND id = :id AND status = 'quarantined' AND deleted_at IS NULL RETURNING id"
 ).bindparams(bindparam("embedding", type_=Vector(EMBEDDING_DIM)))
 _MARK_SUPERSEDED = text(
@@ -107,14 +109,16 @@ def bump_retrieval(conn: Any, org_id: str, memory_id: str) -> int:
 def insert(conn: Any, *, org_id: str, agent_id: str, content: str | None, content_hash: str | None, source: str,
            status: str, valid_from: str | None, valid_until: str | None, subject_key: str | None,
            embedding: Sequence[float] | None, embedding_model: str | None, pii_report: dict[str, Any],
-           metadata: dict[str, Any], job_id: str) -> str | None:
+           metadata: dict[str, Any], job_id: str, searchable_since: int) -> str | None:
     """The new memory's id, or None when an active memory of the agent already holds this
-    content hash (nothing is written then)."""
+    content hash (nothing is written then). ``searchable_since`` is the corpus version its
+    write gives the agent."""
     row = conn.execute(_INSERT, {
         "org_id": org_id, "agent_id": agent_id, "content": content, "content_hash": content_hash,
         "source": source, "status": status, "valid_from": valid_from, "valid_until": valid_until,
         "subject_key": subject_key, "embedding": embedding, "embedding_model": embedding_model,
         "pii_report": json.dumps(pii_report), "metadata": json.dumps(metadata), "job_id": job_id,
+        "searchable_since": searchable_since,
     }).first()
     return str(row.id) if row else None
 
@@ -126,12 +130,13 @@ def lock_quarantined(conn: Any, org_id: str, memory_id: str) -> bool:
 
 def release_quarantined(conn: Any, org_id: str, memory_id: str, *, status: str, content_hash: str | None,
                         embedding: Sequence[float] | None, embedding_model: str | None,
-                        subject_key: str | None) -> str | None:
+                        subject_key: str | None, searchable_since: int) -> str | None:
     """The quarantined memory takes ``status`` and the pipeline's results; its id, or None
     when it is no longer quarantined."""
     row = conn.execute(_RELEASE_QUARANTINED, {
         "org_id": org_id, "id": memory_id, "status": status, "content_hash": content_hash,
         "embedding": embedding, "embedding_model": embedding_model, "subject_key": subject_key,
+        "searchable_since": searchable_since,
     }).first()
     return str(row.id) if row else None
 

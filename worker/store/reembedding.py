@@ -27,7 +27,8 @@ _STALE_AMONG = text(
 _COUNT_STALE_AMONG = text(f"SELECT count(*) FROM memories WHERE {_STALE} AND id = ANY(:ids)").bindparams(
     bindparam("ids", type_=ARRAY(UUID(as_uuid=False))))
 _SET_VECTOR = text(
-    f"UPDATE memories SET embedding = :embedding, embedding_model = :model, updated_at = now() "
+    f"UPDATE memories SET embedding = :embedding, embedding_model = :model, searchable_since = :searchable_since, "
+    f"updated_at = now() "
     f"WHERE {_STALE} AND id = :id AND content_hash = :content_hash"
 ).bindparams(bindparam("embedding", type_=Vector(EMBEDDING_DIM)))
 
@@ -52,7 +53,10 @@ def count_stale_among(conn: Any, org_id: str, model: str, memory_ids: Sequence[s
     return int(conn.execute(_COUNT_STALE_AMONG, {"org_id": org_id, "model": model, "ids": list(memory_ids)}).scalar_one())
 
 
-def set_vector(conn: Any, org_id: str, memory_id: str, content_hash: str, vector: Sequence[float], model: str) -> bool:
-    """Store ``model``'s vector of the memory, unless it changed or was deleted meanwhile."""
+def set_vector(conn: Any, org_id: str, memory_id: str, content_hash: str, vector: Sequence[float], model: str,
+               searchable_since: int) -> bool:
+    """Store ``model``'s vector of the memory, unless it changed or was deleted meanwhile;
+    ``searchable_since`` is the corpus version the caller's bump gives the agent."""
     return conn.execute(_SET_VECTOR, {"org_id": org_id, "id": memory_id, "content_hash": content_hash,
-                                      "embedding": list(vector), "model": model}).rowcount == 1
+                                      "embedding": list(vector), "model": model,
+                                      "searchable_since": searchable_since}).rowcount == 1

@@ -13,6 +13,10 @@ cut; with ``coarse`` >= the agent's corpus the search is exact. The global HNSW 
 never used here: its filtered search silently misses near-duplicates. No similarity
 threshold is applied here (an iterative scan with a threshold runs to its limit when
 nothing matches); the caller filters the top ``limit``.
+
+``nearest_since`` is the exact search over the memories that became searchable after a
+given corpus version (``searchable_since``): persist's re-check under the corpus lock, whose
+cost follows the writes that arrived meanwhile, not the agent's corpus.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from typing import Any
 
 from pgvector.sqlalchemy import Vector
 from sqlalchemy import bindparam, text
+from sqlalchemy.dialects.postgresql import ARRAY, UUID
 
 EMBEDDING_DIM = 384  # the schema's vector columns: every embedding model must produce this many
 
@@ -41,6 +46,19 @@ _NEAREST = text(
      LIMIT :limit
     """
 ).bindparams(bindparam("vector", type_=Vector(EMBEDDING_DIM)))
+_NEAREST_SINCE = text(
+    """
+    SELECT id, 1 - (embedding <=> :vector) AS similarity FROM memories
+     WHERE org_id = :org_id AND agent_id = :agent_id AND searchable_since > :since
+       AND status = 'active' AND deleted_at IS NULL AND embedding_model = :model AND embedding IS NOT NULL
+     ORDER BY embedding <=> :vector, id
+     LIMIT :limit
+    """
+).bindparams(bindparam("vector", type_=Vector(EMBEDDING_DIM)))
+_STILL_SEARCHABLE = text(
+    "SELECT id FROM memories WHERE org_id = :org_id AND id = ANY(:ids) AND status = 'active' "
+    "AND deleted_at IS NULL AND embedding_model = :model AND embedding IS NOT NULL"
+).bindparams(bindparam("ids", type_=ARRAY(UUID(as_uuid=False))))
 
 
 def nearest(conn: Any, org_id: str, agent_id: str, vector: Sequence[float], *, model: str, coarse: int,
@@ -50,3 +68,18 @@ def nearest(conn: Any, org_id: str, agent_id: str, vector: Sequence[float], *, m
     best first."""
     return conn.execute(_NEAREST, {"org_id": org_id, "agent_id": agent_id, "vector": list(vector), "model": model,
                                    "coarse": coarse, "limit": limit}).all()
+
+
+def nearest_since(conn: Any, org_id: str, agent_id: str, vector: Sequence[float], *, model: str, since: int,
+                  limit: int) -> list[Any]:
+    """``(id, similarity)`` of up to ``limit`` of the agent's active memories embedded by
+    ``model`` that became searchable after corpus version ``since``, nearest first (exact)."""
+    return conn.execute(_NEAREST_SINCE, {"org_id": org_id, "agent_id": agent_id, "vector": list(vector),
+                                         "model": model, "since": since, "limit": limit}).all()
+
+
+def still_searchable(conn: Any, org_id: str, ids: Sequence[str], *, model: str) -> set[str]:
+    """Those of ``ids`` a search for ``model`` would still see (active, with that model's vector)."""
+    if not ids:
+        return set()
+    return {str(r.id) for r in conn.execute(_STILL_SEARCHABLE, {"org_id": org_id, "ids": list(ids), "model": model})}

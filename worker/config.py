@@ -78,6 +78,10 @@ class Settings(BaseSettings):
     # torch threads per pool process. Threads x IBEX_WORKER_CONCURRENCY should not exceed the
     # cores: measured on 2 cores with concurrency 2, 1 thread sustained 19.6 writes/s, 2 threads 11.
     embedding_threads: int = Field(1, ge=1, le=64)
+    # The runtime that computes the embeddings: ONNX Runtime over the same weights exported once
+    # (decision-equivalent to PyTorch, measured in docs/decisions.md), or eager PyTorch.
+    embedding_backend: Literal["onnx", "torch"] = "onnx"
+    embedding_onnx_dir: str = "~/.cache/ibex/onnx"  # where the exported graph is kept (exported on first load)
 
     # --- input bounds (API and validate stage share them) ---
     content_max_chars: int = Field(8000, ge=1)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from typing import TYPE_CHECKING, Any
 
 import structlog
@@ -22,7 +23,7 @@ from ibex_worker.pipeline.context import StageDeps
 from ibex_worker.pipeline.leases import LeaseKeeper
 
 if TYPE_CHECKING:  # the model adapters are imported where the models load, below
-    from ibex_worker.adapters.embedder import SentenceTransformerEmbedder
+    from ibex_worker.adapters.embedder import Embedder
     from ibex_worker.adapters.redactor import PresidioRedactor
     from ibex_worker.publish import Waker
 
@@ -91,14 +92,40 @@ def shared_redactor(settings: Settings) -> PresidioRedactor:
         return _shared_redactor
 
 
-def load_embedder(settings: Settings) -> SentenceTransformerEmbedder:
+def prepare_embedder(settings: Settings) -> None:
+    """Export the ONNX graph now if the ONNX backend needs one that is not cached yet: once,
+    in the worker's main process before the pool forks (or at image build), so pool
+    processes only load it."""
+    if settings.embedding_backend != "onnx":
+        return
+    from pathlib import Path
+
+    from ibex_worker.adapters.embedder import default_model_path
+    from ibex_worker.adapters.onnx_embedder import export
+
+    started = time.monotonic()
+    graph = export(Path(settings.embedding_model_path or default_model_path()),
+                   Path(settings.embedding_onnx_dir).expanduser())
+    log.info("embedding_graph_ready", backend="onnx", file=graph.name, seconds=round(time.monotonic() - started, 2))
+
+
+def load_embedder(settings: Settings) -> Embedder:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-    from ibex_worker.adapters.embedder import SentenceTransformerEmbedder
+    from ibex_worker.adapters.embedder import SentenceTransformerEmbedder, default_model_path, texts_per_pass
 
-    embedder = SentenceTransformerEmbedder(settings.embedding_model_path, settings.embedding_model_name,
-                                           threads=settings.embedding_threads)
+    model_path = settings.embedding_model_path or default_model_path()
+    embedder: Embedder
+    if settings.embedding_backend == "onnx":
+        from ibex_worker.adapters.onnx_embedder import OnnxEmbedder
+
+        embedder = OnnxEmbedder(model_path, settings.embedding_model_name, threads=settings.embedding_threads,
+                                cache_dir=settings.embedding_onnx_dir,
+                                texts_per_pass=texts_per_pass(settings.embedding_threads))
+    else:
+        embedder = SentenceTransformerEmbedder(model_path, settings.embedding_model_name,
+                                               threads=settings.embedding_threads)
     embedder.embed_many(["warm-up"])
-    log.info("model_loaded", model="embedding", name=embedder.model_name)
+    log.info("model_loaded", model="embedding", name=embedder.model_name, backend=settings.embedding_backend)
     return embedder

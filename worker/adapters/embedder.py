@@ -22,6 +22,10 @@ from ibex_worker.store.vectors import EMBEDDING_DIM
 ENCODE_TEXTS_PER_THREAD = 4
 
 
+def texts_per_pass(threads: int) -> int:
+    return ENCODE_TEXTS_PER_THREAD * max(1, threads)
+
+
 class Embedder(Protocol):
     model_name: str
 
@@ -46,7 +50,7 @@ class SentenceTransformerEmbedder:
         transformers.utils.logging.disable_progress_bar()
 
         torch.set_num_threads(threads)
-        self._encode_batch = ENCODE_TEXTS_PER_THREAD * max(1, threads)
+        self._encode_batch = texts_per_pass(threads)
         self._model = SentenceTransformer(model_path or default_model_path(), device="cpu",
                                           local_files_only=True)
         self.model_name = model_name

@@ -137,7 +137,7 @@ class Settings(BaseSettings):
     pipeline_stall_seconds: float = Field(120.0, gt=0)
     # Micro-batching: a stage delivery also takes jobs waiting on its queue, up to this many
     # in all (one model call, one hop for many writes); 1 switches batching off.
-    stage_batch_max: int = Field(32, ge=1, le=512)
+    stage_batch_max: int = Field(16, ge=1, le=512)
     # ... and, when fewer are waiting and a model stage lies ahead, looks once more after this
     # many milliseconds (a job alone is delayed by at most this much); 0 = never wait.
     stage_batch_wait_ms: int = Field(10, ge=0, le=5000)

@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.bench-installed
 
-.PHONY: run test install clean-data demo bench pii-eval openapi
+.PHONY: run test install clean-data demo bench bench-burst pii-eval openapi
 
 $(STAMP): pyproject.toml client/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -44,7 +44,8 @@ demo: $(STAMP)
 # Benchmarks (bounded in time, ~25 min on 2 cores; raw results in ops/bench/results/, not in
 # git; one headline line per full run appended to ops/bench/runs.jsonl; summary in
 # ops/bench/RESULTS.md): write-path throughput (bound, batched, naive), then near-dup search
-# scale, then the chart and RESULTS.md tables.
+# scale, then the chart and RESULTS.md tables. Bursts and the mem0 peer: `make bench-burst`
+# (~8 min, installs mem0 into .venv-mem0).
 $(BENCH_STAMP): $(STAMP) pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev,bench]'
 	touch $(BENCH_STAMP)
@@ -53,3 +54,6 @@ bench: $(BENCH_STAMP)
 	$(PY) -m ops.bench.service_bench --no-report
 	$(PY) -m ops.bench.search_scale --sizes 10000,100000,1000000 --hnsw-build-budget 600
 	$(PY) -m ops.bench.report
+
+bench-burst: $(BENCH_STAMP)
+	$(PY) -m ops.bench.burst

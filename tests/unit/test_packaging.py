@@ -29,7 +29,8 @@ def test_every_package_folder_is_listed_for_the_wheel():
 
 
 def test_the_word_lists_and_the_migrations_ship_with_the_package():
-    assert SETUPTOOLS["package-data"] == {"ibex_worker.pii": ["data/*.txt.gz"], "ibex_worker.migrations": ["*.sql"]}
+    assert SETUPTOOLS["package-data"] == {"ibex_worker.pii": ["data/*.txt.gz", "data/*.json.gz"],
+                                          "ibex_worker.migrations": ["*.sql"]}
     assert sorted(p.name for p in (ROOT / "worker/pii/data").glob("*.txt.gz"))
 
 

@@ -50,19 +50,20 @@ CUED = "IbexNameCueRecognizer"
 KNOWN = "IbexKnownNameRecognizer"
 THING_NAMED = "IbexThingNamedPersonRecognizer"
 NAMED_ID = "IbexNamedIdRecognizer"
+OTHER_SCRIPT = "IbexOtherScriptNameRecognizer"
 _NUMBER_TYPES = frozenset({"PHONE_NUMBER", "CREDIT_CARD", "US_SSN", "US_ITIN", NATIONAL_ID})
 
 # Names of identifiers and payment words that label a value ("NIE", "IBAN", "Amex"): not people.
 _LABEL_WORDS = frozenset({*identifiers.ID_KEYWORDS, *numbers.CARD_CUES.words, "iban", "bic", "swift", "sepa",
                           "bizum"})
-_NOT_NAME_WORDS = NOT_A_PERSON | CALENDAR_WORDS | DEMONYMS | _LABEL_WORDS
-_NOT_NAME_NEIGHBOURS = _NOT_NAME_WORDS | BRANDS
+NOT_NAME_WORDS = NOT_A_PERSON | CALENDAR_WORDS | DEMONYMS | _LABEL_WORDS
+_NOT_NAME_NEIGHBOURS = NOT_NAME_WORDS | BRANDS
 _PLACE_TYPES = frozenset({"street", "st", "road", "rd", "avenue", "ave", "boulevard", "blvd", "square", "station",
                           "bridge", "highway", "plaza", "terrace", "quay", "airport", "hospital", "university",
                           "college", "school", "church", "cathedral", "stadium", "arena", "mall", "centre", "center"})
 _BRAND_MENTION = re.compile(r"(?<![\w])(?:" + "|".join(sorted((re.escape(b) for b in BRANDS), key=len, reverse=True))
                             + r")(?![\w])", re.IGNORECASE)
-_ID_LIKE = re.compile(r"[\d@_/\\=]|\w-\w*\d")
+ID_LIKE = re.compile(r"[\d@_/\\=]|\w-\w*\d")
 _ZIP4 = re.compile(r"\d{5}-\d{4}")
 _LATIN = re.compile(r"[\u0000-\u024f\u1e00-\u1eff]+")
 
@@ -185,7 +186,7 @@ def build_registry(nlp_engine: Any) -> RecognizerRegistry:
         FunctionRecognizer(CUED, ["PERSON"], names.cued_names),
         FunctionRecognizer(KNOWN, ["PERSON"], names.known_names, with_entities=True),
         FunctionRecognizer(THING_NAMED, ["PERSON"], lambda text: names.people_named_like_things(text, NOT_A_PERSON)),
-        FunctionRecognizer("IbexOtherScriptNameRecognizer", ["PERSON"], names.other_script_names),
+        FunctionRecognizer(OTHER_SCRIPT, ["PERSON"], names.other_script_names),
     ):
         registry.add_recognizer(recognizer)
     return registry
@@ -209,7 +210,7 @@ def refine(view: View, findings: list[Finding]) -> list[Finding]:
     foreign = languages.reads_foreign(view.text)
     kept = _names_of_foreign_text(view.text, kept) if foreign else kept
     listed = name_neighbours.coordinated(view.text, [(f.start, f.end) for f in kept if f.entity_type == "PERSON"],
-                               _NOT_NAME_WORDS)
+                               NOT_NAME_WORDS)
     kept += [Finding(h.entity_type, h.start, h.end, h.score, KNOWN) for h in listed
              if _person(view.text[h.start:h.end], placed=True)]
     kept = kept if foreign else _completed_names(view.text, kept)
@@ -300,7 +301,7 @@ def _keep(text: str, finding: Finding) -> bool:
         if finding.recognizer == THING_NAMED:
             return True  # "Julia from accounting": the words after it leave only a person
         if names.after_title(text, finding.start):
-            return not _ID_LIKE.search(value)  # "Ms. Haskell", "Dr. Paris": a title names a person
+            return not ID_LIKE.search(value)  # "Ms. Haskell", "Dr. Paris": a title names a person
         return _person(value, announced=finding.recognizer == CUED, placed=finding.recognizer in (CUED, KNOWN))
     if finding.entity_type == "IP_ADDRESS":
         return not (NOT_AN_IP.found_in(words_before(text, finding.start, 1)) or _inside_dotted_run(text, finding)
@@ -346,11 +347,11 @@ def _person(value: str, *, announced: bool = False, placed: bool = False) -> boo
     case and capitalised only by their place (``Card:``, ``Mum says``), not an acronym.
     ``placed``: the finder told a person from a one-word place of that name already (``my
     sister Georgia``, ``Austin said``)."""
-    if _ID_LIKE.search(value):
+    if ID_LIKE.search(value):
         return False
     words = re.findall(r"[^\W\d_]+", value.lower())
-    if not words or all(word in _NOT_NAME_WORDS or word in name_words.PARTICLES for word in words) \
-            and any(word in _NOT_NAME_WORDS for word in words):
+    if not words or all(word in NOT_NAME_WORDS or word in name_words.PARTICLES for word in words) \
+            and any(word in NOT_NAME_WORDS for word in words):
         return False  # "Kotlin", "Christmas", "el NIE de", "Belgian IBAN"
     if words[-1] in _PLACE_TYPES and len(words) > 1:
         return False  # "O'Connell Street", "Oxford Street station": a place named after someone
@@ -370,3 +371,4 @@ def pin_tldextract_offline() -> None:
     import tldextract.tldextract as tld
 
     tld.TLD_EXTRACTOR = tld.TLDExtract(suffix_list_urls=(), cache_dir=None, fallback_to_snapshot=True)
+

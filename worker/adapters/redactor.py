@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 from ibex_worker.adapters.subjects import subject_key_from_doc
 from ibex_worker.pii.casing import View, canonical_view
+from ibex_worker.pii.name_model import NameModel, shipped_model
 from ibex_worker.pii.policy import (Decision, Finding, RedactionPolicy, apply_placeholders, build_report,
                                classify_findings)
 
@@ -79,19 +80,32 @@ class PresidioRedactor:
         self.name = f"presidio-analyzer {version('presidio-analyzer')} / {model_name}"
 
     def redact_many(self, texts: Sequence[str]) -> list[RedactionOutcome]:
+        return [self.decide(analysis) for analysis in self.analyze_many(texts)]
+
+    def analyze_many(self, texts: Sequence[str]) -> list[Analysis]:
+        """Every recognizer's findings in each text's view, before any refinement."""
         views = [canonical_view(text) for text in texts]
         batch = self._engine.process_batch([view.text for view in views], "en", batch_size=64)
-        return [self._redact(view, artifacts) for view, (_, artifacts) in zip(views, batch, strict=True)]
+        return [Analysis(view, artifacts, self._findings(view, artifacts))
+                for view, (_, artifacts) in zip(views, batch, strict=True)]
 
-    def _redact(self, view: View, artifacts: Any) -> RedactionOutcome:
-        from ibex_worker.adapters.recognizers import refine
-
+    def _findings(self, view: View, artifacts: Any) -> list[Finding]:
         results = self._analyzer.analyze(
             text=view.text, language="en", entities=self._entities,
             score_threshold=min(self.policy.quarantine_floor, self.policy.redaction_threshold),
             nlp_artifacts=artifacts,
         )
-        in_view = refine(view, [_finding(r) for r in results])
+        return [_finding(r) for r in results]
+
+    def decide(self, analysis: Analysis, names: NameModel | None = None) -> RedactionOutcome:
+        """Refine an analysis, let the name model (``names``, default the shipped one) decide
+        who is a person, and redact."""
+        from ibex_worker.adapters.people import arbitrate_names
+        from ibex_worker.adapters.recognizers import refine
+
+        view, artifacts = analysis.view, analysis.artifacts
+        refined = refine(view, analysis.findings)
+        in_view = arbitrate_names(view, artifacts.tokens, analysis.findings, refined, names or shipped_model())
         decision = classify_findings(in_view, self.policy)
         original = _to_original(view, decision)
         findings = [_shift(view, f) for f in in_view]
@@ -102,6 +116,15 @@ class PresidioRedactor:
             subject_key=subject_key_from_doc(artifacts.tokens, [*decision.redact, *decision.mask]),
             report=build_report(findings, original, self.policy, self.name),
         )
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """One text's view, its spaCy parse (Presidio's artifacts) and the raw findings."""
+
+    view: View
+    artifacts: Any
+    findings: list[Finding]
 
 
 def _finding(result: Any) -> Finding:

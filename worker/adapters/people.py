@@ -1,0 +1,64 @@
+"""Who is a person: the name model (``ibex_worker.pii.name_model``) over the findings of the
+recognizers (``ibex_worker.adapters.recognizers``) and their refinement.
+
+Every finder's people before refinement, and what refinement kept, are the model's
+evidence; the model's names replace refinement's people. What no context makes a person
+(an id, a place, a language alone) is not taken from the model unless the rules found a
+person there too.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from ibex_worker.adapters.recognizers import CUED, ID_LIKE, KNOWN, NOT_NAME_WORDS, OTHER_SCRIPT, SPACY, THING_NAMED
+from ibex_worker.pii import languages, name_model
+from ibex_worker.pii.casing import View
+from ibex_worker.pii.lexicon import places
+from ibex_worker.pii.policy import Finding
+from ibex_worker.pii.vocab import BRANDS
+
+# The finders whose people the name model reads as evidence, by the source name it knows them by.
+_SOURCE_OF = {SPACY: "spacy", CUED: "cued", KNOWN: "known", THING_NAMED: "thing", OTHER_SCRIPT: "script"}
+MODEL_NAMED = "IbexNameModel"
+MODEL_NAME_SCORE = 0.85  # a name the model is sure of (its own threshold) is redacted, not quarantined
+
+
+def name_evidence(raw: Sequence[Finding], refined: Sequence[Finding]) -> name_model.Evidence:
+    spans: dict[str, list[tuple[int, int]]] = {}
+    for f in raw:
+        if f.entity_type == "PERSON" and f.recognizer in _SOURCE_OF:
+            spans.setdefault(_SOURCE_OF[f.recognizer], []).append((f.start, f.end))
+    for f in refined:
+        spans.setdefault("kept" if f.entity_type == "PERSON" else "other", []).append((f.start, f.end))
+    return name_model.Evidence(spans)
+
+
+def arbitrate_names(view: View, doc: Sequence[Any], raw: Sequence[Finding], refined: Sequence[Finding],
+                    model: name_model.NameModel) -> list[Finding]:
+    """The refined findings with their people replaced by the names the model finds, reading
+    every finder's people (before and after refinement) as evidence."""
+    words = name_model.words_of(view.text, doc)
+    probabilities = model.probabilities(view.text, words, name_evidence(raw, refined),
+                                        foreign=languages.reads_foreign(view.text))
+    kept = [(f.start, f.end) for f in refined if f.entity_type == "PERSON"]
+    people = [Finding("PERSON", start, end, MODEL_NAME_SCORE, MODEL_NAMED)
+              for start, end, _ in name_model.name_spans(view.text, words, probabilities, model.threshold)
+              if _model_person(view.text, start, end, kept)]
+    return [f for f in refined if f.entity_type != "PERSON"] + people
+
+
+def _model_person(text: str, start: int, end: int, kept: Sequence[tuple[int, int]]) -> bool:
+    """Not an id, and, unless the rules found a person there too (``Julia from accounting``,
+    ``my sister Georgia``), not only a place or the name of a language, a product, a brand,
+    a month or a nationality."""
+    value = text[start:end]
+    if ID_LIKE.search(value):
+        return False
+    if any(s < end and start < e for s, e in kept):
+        return True
+    words = re.findall(r"[^\W\d_]+", value.lower())
+    return not (words and all(w in NOT_NAME_WORDS for w in words) or value.lower() in BRANDS
+                or value.lower() in places())

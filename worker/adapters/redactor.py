@@ -68,6 +68,7 @@ class PresidioRedactor:
         self._analyzer = AnalyzerEngine(registry=build_registry(engine), nlp_engine=engine,
                                         supported_languages=["en"])
         self.policy = policy
+        self._names = shipped_model()  # a missing or unreadable weights file fails the load, loudly
         # Disallowed types are looked for too, even when they are not redaction targets.
         wanted = set(policy.entities) | set(policy.disallowed)
         supported = self._analyzer.get_supported_entities("en")
@@ -98,14 +99,14 @@ class PresidioRedactor:
         return [_finding(r) for r in results]
 
     def decide(self, analysis: Analysis, names: NameModel | None = None) -> RedactionOutcome:
-        """Refine an analysis, let the name model (``names``, default the shipped one) decide
-        who is a person, and redact."""
+        """Refine an analysis, let the name model (``names``, by default the shipped one)
+        decide who is a person, and redact."""
         from ibex_worker.adapters.people import arbitrate_names
         from ibex_worker.adapters.recognizers import refine
 
         view, artifacts = analysis.view, analysis.artifacts
         refined = refine(view, analysis.findings)
-        in_view = arbitrate_names(view, artifacts.tokens, analysis.findings, refined, names or shipped_model())
+        in_view = arbitrate_names(view, artifacts.tokens, analysis.findings, refined, names or self._names)
         decision = classify_findings(in_view, self.policy)
         original = _to_original(view, decision)
         findings = [_shift(view, f) for f in in_view]

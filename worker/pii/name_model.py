@@ -33,6 +33,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
+from itertools import repeat
 from typing import Any
 
 from spacy.lang.en.stop_words import STOP_WORDS
@@ -114,31 +115,38 @@ def words_of(text: str, doc: Sequence[Any]) -> list[Word]:
     return words
 
 
-def _word_features(word: Word, evidence: Evidence) -> list[str]:
-    """What one word is, as features without a position prefix."""
-    lower, token = word.lower, word.token
-    names = gazetteer().get(lower, "")
-    feats = [f"w={lower}", f"sh={_shape(word.text)}", f"suf3={lower[-3:]}", f"suf2={lower[-2:]}",
+@lru_cache(maxsize=1 << 16)
+def _lexical(text: str) -> tuple[str, ...]:
+    """What a word is by itself (its letters in the view): its identity, shape and affixes,
+    and what the word lists know of it. The shape comes second."""
+    lower = text.lower()
+    feats = [f"w={lower}", f"sh={_shape(text)}", f"suf3={lower[-3:]}", f"suf2={lower[-2:]}",
              f"pre2={lower[:2]}", f"len={min(len(lower), 9)}", f"cs={_share_bucket(lower)}",
-             f"script={_script(word.text)}"]
+             f"script={_script(text)}"]
+    feats += [f"gz={kind}" for kind in gazetteer().get(lower, "")]
+    for flag, present in (("place", lower in places()), ("common", is_common(lower)), ("stop", lower in STOP_WORDS),
+                          ("fw", _foreign_word(lower)), ("cue", lower in CUE_WORDS),
+                          ("particle", lower in PARTICLES)):
+        if present:
+            feats.append(flag)
+    feats += [kind for kind, words in _WORD_LISTS if lower in words]
+    return tuple(feats)
+
+
+@lru_cache(maxsize=1 << 16)
+def _lexical_at(offset: int, text: str) -> tuple[str, ...]:
+    """The lexical features a neighbour ``offset`` words away contributes."""
+    return tuple(f"{offset}:{f}" for f in _lexical(text) if f.startswith(_CONTEXT_KEEP))
+
+
+def _contextual(word: Word, evidence: Evidence) -> list[str]:
+    """What the parse and the finders say of a word where it stands."""
+    feats = []
+    token = word.token
     if token is not None:
         feats += [f"pos={token.pos_}", f"dep={token.dep_}", f"ent={token.ent_iob_}{token.ent_type_}"]
         if len(token.text) > len(word.text) + 2:
             feats.append("glued")  # part of a longer token: "1183,Lukas,Berger", "name=Ada"
-    feats += [f"gz={kind}" for kind in names]
-    if lower in places():
-        feats.append("place")
-    if is_common(lower):
-        feats.append("common")
-    if lower in STOP_WORDS:
-        feats.append("stop")
-    if _foreign_word(lower):
-        feats.append("fw")
-    if lower in CUE_WORDS:
-        feats.append("cue")
-    if lower in PARTICLES:
-        feats.append("particle")
-    feats += [kind for kind, words in _WORD_LISTS if lower in words]
     feats += [f"r={source}" for source in evidence.covering(word.start, word.end)]
     return feats
 
@@ -163,10 +171,12 @@ def _between(text: str, words: Sequence[Word], i: int, j: int) -> str:
 
 def word_features(text: str, words: Sequence[Word], evidence: Evidence, *, foreign: bool) -> list[list[str]]:
     """The features of every word."""
-    own = [_word_features(word, evidence) for word in words]
+    lexical = [_lexical(word.text) for word in words]
+    contextual = [_contextual(word, evidence) for word in words]
     out = []
     for i, word in enumerate(words):
-        feats = ["bias", *own[i]]
+        own = [*lexical[i], *contextual[i]]
+        feats = ["bias", *own]
         if i == 0 or re.search(r"[.!?:;\n]\s*$", text[words[i - 1].end:word.start]):
             feats.append("start")
         if foreign:
@@ -174,10 +184,8 @@ def word_features(text: str, words: Sequence[Word], evidence: Evidence, *, forei
         token = word.token
         if token is not None and token.head is not token:
             feats += [f"head={token.head.lower_}", f"headpos={token.head.pos_}"]
-        shape = own[i][1]
-        for kind in ("gz=g", "gz=s", "place", "r=kept", "r=spacy", "r=known", "r=cued"):
-            if kind in own[i]:
-                feats.append(f"{shape}&{kind}")
+        shape = lexical[i][1]
+        feats += [f"{shape}&{kind}" for kind in _SHAPED if kind in own]
         if i:
             feats.append(f"gap-1={_between(text, words, i - 1, i)}")
         if i + 1 < len(words):
@@ -185,18 +193,22 @@ def word_features(text: str, words: Sequence[Word], evidence: Evidence, *, forei
         for offset in _WINDOW:
             j = i + offset
             if 0 <= j < len(words):
-                feats += [f"{offset}:{f}" for f in own[j] if f.startswith(_CONTEXT_KEEP)]
+                feats += _lexical_at(offset, words[j].text)
+                feats += [f"{offset}:{f}" for f in contextual[j] if f.startswith(_CONTEXT_KEEP)]
             else:
                 feats.append(f"{offset}:none")
         out.append(feats)
     return out
 
 
+_SHAPED = ("gz=g", "gz=s", "place", "r=kept", "r=spacy", "r=known", "r=cued")
+
+
 _BUCKETS = (0.05, 0.15, 0.3, 0.5, 0.7)
 
 
 def _bucket(p: float) -> int:
-    return sum(p >= limit for limit in _BUCKETS)
+    return bisect.bisect_right(_BUCKETS, p)
 
 
 def second_pass_features(words: Sequence[Word], first: Sequence[float]) -> list[list[str]]:
@@ -237,7 +249,7 @@ class NameModel:
 
     @staticmethod
     def _score(weights: Mapping[str, float], feats: Iterable[str]) -> float:
-        return _sigmoid(sum(weights.get(f, 0.0) for f in feats))
+        return _sigmoid(sum(map(weights.get, feats, repeat(0.0))))
 
     def first_pass(self, feats: Sequence[Sequence[str]]) -> list[float]:
         return [self._score(self.first, f) for f in feats]

@@ -2,8 +2,9 @@
 
 The rule finders (``names``, spaCy's tagger, the refinement in ``adapters.recognizers``) each
 see one kind of evidence; how much each deserves depends on the rest of the sentence. This
-model weighs them together with the words around each word: a logistic regression over the
-features below, trained on the ``dev`` split of the labelled corpus
+model weighs them together with the words around each word: two logistic regressions over
+the features below (``NameModel``; the second also reads the first's verdict on the
+neighbours), trained on the ``dev`` split of the labelled corpus
 (``ops/pii/train_name_model.py``), whose weights ship in ``data/name_model.json.gz``.
 
 Every feature is read from the canonical view (``casing``) and its parse, never from the

@@ -5,6 +5,7 @@ failing classifier and then give the row up as dead; a person's decision wins.""
 from __future__ import annotations
 
 import threading
+import uuid
 
 import psycopg
 import pytest
@@ -15,7 +16,7 @@ from tests.escalation_support import (
     COMPATIBLE, CONTRADICTS, JAN, JUN, NEGATED, UNDECIDED, FakeModel, Reply, completion, decisions, escalate_pairs,
     escalation, log_events, read_gauge, read_labelled_counter, relationships, settled, start_poller, wait_until,
 )
-from ibex_worker.errors import TransientError
+from ibex_worker.errors import TransientError, ValidationFailed
 from ibex_worker.escalations import service
 from ibex_worker.runtime import shared_redactor
 
@@ -266,6 +267,32 @@ def test_a_note_whose_analysis_fails_refuses_the_decision_and_stores_nothing(eng
         service.resolve(engine, org, item.escalation_id, "contradicts", canary, "cli:alice")
     assert escalation(engine, item.escalation_id).status == "pending"
     assert decisions(engine, item.escalation_id) == []
+
+
+def test_a_refused_decision_never_waits_for_the_note_analysis(engine):
+    org, other, agent = new_scope(), new_scope(), new_scope("agent")
+    [item] = escalate_pairs(engine, org, agent, [CONTRADICTS])
+    loads = []
+
+    def counting():
+        loads.append(1)
+        return notes()
+
+    for tenant, escalation_id in ((org, str(uuid.uuid4())), (other, item.escalation_id)):
+        with pytest.raises(service.EscalationNotFound):
+            service.resolve(engine, tenant, escalation_id, "contradicts", "A note.", "cli:alice",
+                            note_redactor=counting)
+    with pytest.raises(service.EscalationNotFound):
+        service.resolve(engine, org, item.escalation_id, "contradicts", "A note.", "cli:alice",
+                        agent_ids=["someone-else"], note_redactor=counting)
+    with pytest.raises(ValidationFailed):
+        service.resolve(engine, org, item.escalation_id, "maybe", "A note.", "cli:alice", note_redactor=counting)
+    assert loads == []
+    service.resolve(engine, org, item.escalation_id, "contradicts", "A note.", "cli:alice", note_redactor=counting)
+    with pytest.raises(service.EscalationAlreadyResolved):
+        service.resolve(engine, org, item.escalation_id, "compatible", "Another note.", "cli:bob",
+                        note_redactor=counting)
+    assert loads == [1]
 
 # ---------------------------------------------------------------- people
 

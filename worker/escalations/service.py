@@ -85,13 +85,18 @@ def resolve(engine: Any, org_id: str, escalation_id: str, outcome: str, note: st
     analysis (``note_redactor`` returns that redactor; it is needed when a note is given): its
     findings, certain or not, are placeholders, and an analysis that fails refuses the decision
     with ``TransientError``. Raises ``ValidationFailed``, ``EscalationNotFound`` or
-    ``EscalationAlreadyResolved``; returns the escalation as :func:`get_escalation` does."""
-    decision = _human_decision(outcome, note, decided_by, note_redactor)
+    ``EscalationAlreadyResolved``; returns the escalation as :func:`get_escalation` does.
+
+    The request is checked (fields, the escalation visible and unresolved) before the note is
+    analysed, so a refused decision never waits for the PII model; the check is repeated
+    under the row lock."""
+    _check_decision(outcome, note, decided_by)
     key = _parse_id(escalation_id)
     with tenant_tx(engine, org_id) as conn:
-        row = _visible(escalations.lock(conn, org_id, key), agent_ids)
-        if row.status == "resolved":
-            raise EscalationAlreadyResolved(view(row))
+        _unresolved(_visible(escalations.get(conn, org_id, key), agent_ids))
+    decision = _human_decision(outcome, note, decided_by, note_redactor)
+    with tenant_tx(engine, org_id) as conn:
+        row = _unresolved(_visible(escalations.lock(conn, org_id, key), agent_ids))
         applied = applying.apply(conn, row, decision)
     _after_commit(cache, org_id, applied)
     log.info("escalation_resolved", escalation_id=key, org_id=org_id, outcome=outcome, by="person",
@@ -105,8 +110,13 @@ def _visible(row: Any, agent_ids: Sequence[str] | None) -> Any:
     return row
 
 
-def _human_decision(outcome: str, note: str | None, decided_by: str,
-                    note_redactor: Callable[[], Redactor] | None) -> applying.Decision:
+def _unresolved(row: Any) -> Any:
+    if row.status == "resolved":
+        raise EscalationAlreadyResolved(view(row))
+    return row
+
+
+def _check_decision(outcome: str, note: str | None, decided_by: str) -> None:
     issues = []
     if outcome not in HUMAN_OUTCOMES:
         issues.append(FieldIssue("outcome", f"must be one of {', '.join(HUMAN_OUTCOMES)}"))
@@ -116,6 +126,10 @@ def _human_decision(outcome: str, note: str | None, decided_by: str,
         raise ValidationFailed(issues)
     if not decided_by.startswith(HUMAN_PREFIXES) or len(decided_by) <= len("cli:"):
         raise ValueError("a person's decision is made by api_key:<key id> or cli:<user>")
+
+
+def _human_decision(outcome: str, note: str | None, decided_by: str,
+                    note_redactor: Callable[[], Redactor] | None) -> applying.Decision:
     reason = _redacted_note(note.strip(), note_redactor) if note and note.strip() else DEFAULT_HUMAN_REASON
     return applying.Decision(outcome, reason, decided_by, {"decided_by_person": True})
 

@@ -193,14 +193,20 @@ def _final_answer(client: httpx.Client, job_id: str, key: str, timeout: float = 
 
 
 def _wait_for_escalations(client: httpx.Client, rows: list[Row], keys: dict[str, str], timeout: float) -> None:
-    """The escalation worker resolves the overlapping pair; wait for the contradicts link."""
+    """The escalation worker decides each escalated pair (a link for the overlapping
+    contradiction, none for the near-twins it finds compatible); wait until none is undecided."""
     deadline = time.monotonic() + timeout
-    for row in (r for r in rows if r.escalations):
-        while time.monotonic() < deadline:
-            links = _links(client, row, keys[row.org_id])
-            if any(link.startswith("contradicts") for link in links):
-                break
+    for org in sorted({row.org_id for row in rows if row.escalations}):
+        while time.monotonic() < deadline and _undecided(client, keys[org]):
             time.sleep(0.5)
+
+
+def _undecided(client: httpx.Client, key: str) -> bool:
+    for status in ("pending", "claimed"):
+        answer = client.get("/v1/escalations", params={"status": status}, headers=_auth(key))
+        if answer.status_code != 200 or answer.json()["escalations"]:
+            return True
+    return False
 
 
 def _links(client: httpx.Client, row: Row, key: str) -> list[str]:

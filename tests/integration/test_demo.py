@@ -52,6 +52,11 @@ def test_the_demo_ends_as_expected_and_metrics_show_what_it_did(infra, engine, t
     unexpected = [(r.index, r.kind, r.expected, r.observed) for r in rows if not r.ok]
     assert unexpected == [], table
     assert len(rows) >= 45 and {r.org_id for r in rows} == set(orgs.values())
+    kinds = {r.kind: r for r in rows}
+    # The escalation worker decided both escalated pairs: the overlapping one contradicts, the
+    # near-twins are compatible and stay unlinked by it.
+    assert any(link.startswith("contradicts") for link in kinds["contradiction 2/2 (overlapping)"].links)
+    assert not any(link.startswith("contradicts") for link in kinds["near duplicate"].links)
 
     created = [r for r in rows if r.outcome == "created"]
     assert _metric(metrics, "ibex_memory_dedup_total", result="exact_duplicate") == \

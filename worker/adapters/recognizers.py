@@ -17,6 +17,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import phonenumbers
 from presidio_analyzer import LocalRecognizer, RecognizerRegistry, RecognizerResult
 from presidio_analyzer.predefined_recognizers import (CryptoRecognizer, EmailRecognizer, EsNieRecognizer,
                                                       EsNifRecognizer, IbanRecognizer, InPanRecognizer,
@@ -132,8 +133,27 @@ class AnyDomainEmailRecognizer(EmailRecognizer):
         return True
 
 
+_DIGIT = re.compile(r"\d")  # any decimal digit, as ``phonenumbers`` reads them
+
+
+def _fewest_phone_digits() -> int:
+    """The fewest digits any region's numbering plan allows (``phonenumbers`` metadata)."""
+    lengths = (length for region in phonenumbers.SUPPORTED_REGIONS
+               for length in phonenumbers.PhoneMetadata.metadata_for_region(region).general_desc.possible_length)
+    return min(length for length in lengths if length > 0)
+
+
 class ValidatedPhoneRecognizer(PhoneRecognizer):
+    """Presidio's matcher runs once per region over the whole text; a text with fewer digits
+    than the shortest number of any plan holds no valid number, so it is not scanned."""
+
     SCORE = PHONE_VALIDATED_SCORE
+    FEWEST_DIGITS = _fewest_phone_digits()
+
+    def analyze(self, text: str, entities: list[str], nlp_artifacts: Any = None) -> list[RecognizerResult]:
+        if len(_DIGIT.findall(text)) < self.FEWEST_DIGITS:
+            return []
+        return super().analyze(text, entities, nlp_artifacts)
 
 
 class CheckedIpRecognizer(IpRecognizer):

@@ -7,7 +7,7 @@ and the quarantine rate; then precision (masked regions standing on a labelled s
 false placeholders per sentence. ``--write`` puts the tables into ``docs/pii-quality.md``.
 
     python -m ops.pii_eval.evaluate [--split dev|heldout|blind|all] [--model NAME] [--compare-model NAME]
-                                    [--write] [--show-misses]
+                                    [--processes N] [--write] [--show-misses]
 
 ``--compare-model`` scores a second spaCy model too (a name or a path, e.g. the production
 ``en_core_web_md``) and adds a compact table of both to the page.
@@ -16,9 +16,13 @@ false placeholders per sentence. ``--write`` puts the tables into ``docs/pii-qua
 from __future__ import annotations
 
 import argparse
+import multiprocessing
+import os
 import platform
 import sys
 import time
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -48,9 +52,53 @@ def evaluate(redactor: Any, split: str) -> tuple[Report, float]:
     started = time.perf_counter()
     outcomes = redactor.redact_many([example.text for example in examples])
     per_text_ms = (time.perf_counter() - started) * 1000.0 / max(1, len(examples))
-    scored = [score_example(example, outcome.redacted, outcome.masked, outcome.quarantined)
-              for example, outcome in zip(examples, outcomes, strict=True)]
-    return build_report(split, scored), per_text_ms
+    return _report(split, examples, [(o.redacted, o.masked, o.quarantined) for o in outcomes]), per_text_ms
+
+
+def evaluate_splits(splits: Sequence[str], model: str | None = None,
+                    processes: int = 1) -> tuple[str, list[tuple[Report, float]]]:
+    """Every split scored by the redactor of ``model``, the texts shared out over
+    ``processes`` processes (each loads its own redactor): the redactor's name, and per split
+    its report and the analysis time per sentence within one process."""
+    if processes <= 1:
+        redactor = load_redactor(model)
+        return redactor.name, [evaluate(redactor, split) for split in splits]
+    examples = {split: load_split(split) for split in splits}
+    texts = [example.text for split in splits for example in examples[split]]
+    chunks = [texts[i:i + _CHUNK] for i in range(0, len(texts), _CHUNK)]
+    with ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn"),
+                             initializer=_load_in_process, initargs=(model,)) as pool:
+        done = list(pool.map(_analyse, chunks))
+    outcomes = [outcome for chunk, _, _ in done for outcome in chunk]
+    per_text_ms = sum(seconds for _, seconds, _ in done) * 1000.0 / max(1, len(texts))
+    reports, at = [], 0
+    for split in splits:
+        n = len(examples[split])
+        reports.append((_report(split, examples[split], outcomes[at:at + n]), per_text_ms))
+        at += n
+    return done[0][2], reports
+
+
+_CHUNK = 250
+_process_redactor: Any = None
+
+
+def _load_in_process(model: str | None) -> None:
+    global _process_redactor
+    _process_redactor = load_redactor(model)
+
+
+def _analyse(texts: list[str]) -> tuple[list[tuple[Any, Any, bool]], float, str]:
+    started = time.perf_counter()
+    outcomes = _process_redactor.redact_many(texts)
+    return ([(o.redacted, o.masked, o.quarantined) for o in outcomes], time.perf_counter() - started,
+            _process_redactor.name)
+
+
+def _report(split: str, examples: Sequence[Any], outcomes: Sequence[tuple[Any, Any, bool]]) -> Report:
+    scored = [score_example(example, redacted, masked, quarantined)
+              for example, (redacted, masked, quarantined) in zip(examples, outcomes, strict=True)]
+    return build_report(split, scored)
 
 
 def meets_targets(report: Report) -> list[str]:
@@ -175,13 +223,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--compare-model", metavar="[LABEL=]MODEL",
                         help="a second spaCy model (name or path) to score and compare")
     parser.add_argument("--write", action="store_true", help=f"write the tables to {DOC.relative_to(DOC.parents[1])}")
+    parser.add_argument("--processes", type=int, default=os.cpu_count() or 1,
+                        help="processes the texts are shared out over (default: one per core)")
     parser.add_argument("--show-misses", action="store_true", help="list leaks and false placeholders (dev only)")
     args = parser.parse_args(argv)
-    redactor = load_redactor(args.model)
     from ibex_worker.config import Settings
 
     model = args.model or Settings(environment="test").spacy_model
-    reports = [evaluate(redactor, split) for split in (SPLITS if args.split == "all" else (args.split,))]
+    splits = SPLITS if args.split == "all" else (args.split,)
+    name, reports = evaluate_splits(splits, args.model, processes=args.processes)
     for report, per_text_ms in reports:
         print(f"\n== {report.split}: {report.examples} sentences, {per_text_ms:.1f} ms each")
         print(table(report))
@@ -192,12 +242,11 @@ def main(argv: list[str] | None = None) -> int:
     comparison = None
     if args.compare_model:
         label, _, path = args.compare_model.rpartition("=")
-        other = load_redactor(path)
-        other_reports = [evaluate(other, report.split) for report, _ in reports]
+        _, other_reports = evaluate_splits(splits, path, processes=args.processes)
         comparison = compact([(model, reports), (label or path, other_reports)])
         print(comparison)
     if args.write:
-        DOC.write_text(render(reports, model, redactor.name, comparison), encoding="utf-8")
+        DOC.write_text(render(reports, model, name, comparison), encoding="utf-8")
         print(f"wrote {DOC}")
     return 0
 

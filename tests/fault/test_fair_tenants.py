@@ -1,4 +1,4 @@
-"""Two orgs on one worker: org A floods the API for 45 s (a batch of 100 every half second,
+"""Two orgs on one worker: org A floods the API for 30 s (a batch of 100 every half second,
 about three times what the worker sustains here), org B writes twice a second meanwhile. A
 meets its own limit (429 BACKPRESSURE for A alone) and loses nothing it was told was accepted;
 B is never refused, and because waiting jobs are taken with the orgs taking turns and a
@@ -18,9 +18,9 @@ from tests.api_support import ApiServer
 from tests.conftest import memory, new_scope, query, start_worker, wait_until
 from ibex_worker import apikeys
 
-ORG_LIMIT = 1000
+ORG_LIMIT = 600
 BATCH_ITEMS, A_INTERVAL = 100, 0.5
-FLOOD_SECONDS, B_INTERVAL = 45.0, 0.5
+FLOOD_SECONDS, B_INTERVAL = 30.0, 0.5
 B_P99_BOUND_SECONDS = 6.0  # accepted to committed (the issue's target is 2 s; margin for a loaded CI machine)
 
 

@@ -292,3 +292,22 @@ def test_known_names_of_many_cultures_but_not_places_or_common_words_after_an_ar
     found = [v for _, v, _ in _found(names.known_names, "I met Wanjiru Kamau and Sigrid Lindqvist in Florence.")]
     assert found == ["Wanjiru Kamau", "Sigrid Lindqvist"]
     assert _found(names.known_names, "The house goes to the charity.") == []
+
+
+@pytest.mark.parametrize("text, value, phone", [
+    ("GC pause 2024-03-11T08:42:17 +0100: 41729.883: [Eden]", "41729.883", False),  # seconds since start
+    ("load avg 1.42 0.98 0.77 on the box", "1.42 0.98 0.77", False),
+    ("firmware 1.20240424 is installed", "1.20240424", False),
+    ('"created_at":"Mon Mar 11 08:42:17 +0000 2024"', "+0000 2024", False),  # a UTC offset and a year
+    ("Dentist 21.03.2024 10:45 in room 2", "21.03.2024 10", False),
+    ("-54.63,4363.19 / 2024-03-02,GEHALT", "19 / 2024-03-02", False),
+    ("ifIndex=10104 uptime=447182931", "447182931", False),         # a log field's value
+    ("lead phone=4155550132 source=web", "4155550132", True),      # unless a phone word names the field
+    ("call 1.800.555.0199 after nine", "1.800.555.0199", True),    # dots between groups
+    ("my number is 06.12.34.56.78", "06.12.34.56.78", True),
+    ("tel. 089.1234567 (office)", "089.1234567", True),              # one dot, a phone word before it
+    ("reach me on +33 6 12 34 56 78", "+33 6 12 34 56 78", True),
+])
+def test_decimals_utc_offsets_dates_and_log_fields_are_not_phone_numbers_and_dotted_numbers_still_are(text, value, phone):
+    view = canonical_view(text).text
+    assert numbers.phone_in_context(view, view.lower().index(value.lower()), value) is phone

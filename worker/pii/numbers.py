@@ -157,8 +157,12 @@ def phone_in_context(text: str, start: int, value: str) -> bool:
     if len(re.sub(r"[\W_]", "", value)) < 7 or _DATE.fullmatch(value) or _NOT_A_PHONE.fullmatch(value) \
             or _VERSION_PART.search(value) or _card_shaped(value):
         return False  # a short code or extension alone ("1647") reaches no one person; 1-800-FLOWERS does
-    if value.isdigit() and len(value) <= 8 and not _phone_cue(text, start):
-        return False  # "sysUpTime 48213377 ticks", "Din pakke 77182031": a counter or a parcel as likely
+    if value.startswith("+0") or _CALENDAR_DATE.search(value):
+        return False  # no country code starts with 0 ("+0000 2024" is a UTC offset); "19 / 2024-03-02" holds a date
+    if _DECIMAL.search(value) and not _phone_cue(text, start):
+        return False  # "41729.883", "load avg 1.42 0.98": numbers with a fraction, not a dialled number
+    if value.isdigit() and (len(value) <= 8 or text[start - 1:start] == "=") and not _phone_cue(text, start):
+        return False  # "sysUpTime 48213377 ticks", "Din pakke 77182031", "uptime=447182931": a counter as likely
     before = words_before(text, start, 6)
     near = 1 if value.startswith(("+", "(")) else 6  # "+44 ..." is a phone unless labelled right before it
     unlabelled = ["" if _phone_label(before, i) else word for i, word in enumerate(before)]
@@ -184,6 +188,14 @@ def _phone_label(before: list[str], index: int) -> bool:
     """"Mobile No.", "Caller ID", "area code": the business-like word at ``index`` only says
     which phone word's number follows."""
     return before[index] in _LABEL_NUMBER_WORDS and index > 0 and before[index - 1] in _PHONE_KINDS
+
+
+# A date in full inside a longer match: 2024-03-11, 21.03.2024, 03/11/2024.
+_CALENDAR_DATE = re.compile(r"(?<!\d)(?:(?:19|20)\d\d[-./](?:0?[1-9]|1[0-2])[-./](?:0?[1-9]|[12]\d|3[01])"
+                            r"|(?:0?[1-9]|[12]\d|3[01])[-./](?:0?[1-9]|1[0-2])[-./](?:19|20)\d\d)(?!\d)")
+# A number with one decimal point and a fraction of three digits or more ("41729.883") or a
+# short one after a single digit ("1.42"): a dialled number's dots separate groups, several.
+_DECIMAL = re.compile(r"(?<![\d.])(?:[1-9]\d*|0)\.\d{3,}(?![\d.])|(?<![\d.])\d\.\d{2}(?![\d.])")
 
 
 # Words that say which of someone's numbers follows: "Alt. No.", "home #", "area code", and the

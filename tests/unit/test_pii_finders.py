@@ -54,6 +54,11 @@ def test_check_digits():
     ("orders go through 1-877-GET-TILES now", "1-877-get-tiles", numbers.LIKELY),
     ("ping me https://wa.me/351912345678 whenever", "351912345678", numbers.LIKELY),
     ("my mobile's 07700 900 461 if I'm out", "07700 900 461", numbers.LIKELY),
+    ("my mobile is oh seven seven double oh nine hundred eight eight one, ring after 5",
+     "oh seven seven double oh nine hundred eight eight one", numbers.LIKELY),  # 07700 900881
+    ("my mobile's plus eight one, ninety, two two one four, seven seven zero three.",
+     "plus eight one, ninety, two two one four, seven seven zero three", numbers.LIKELY),
+    ("su pedido ya llegó, llámeme al 81 8342 1177.", "81 8342 1177", numbers.LIKELY),  # a call verb wins
 ])
 def test_phone_numbers_by_context_and_grouping(text, value, score):
     assert ("PHONE_NUMBER", value.lower(), score) in [(k, v.lower(), s) for k, v, s in _found(numbers.phones, text)]
@@ -63,6 +68,7 @@ def test_phone_numbers_by_context_and_grouping(text, value, score):
     "order 4412098831 shipped", "released on 2024-03-14", "Chrome 124.0.6367.91 renders it",
     "ISBN 978-3-16-148410-0 and 0-306-40615-2", "invoice 2024-000417 is paid", "RGB 30/144/255",
     "please call about invoice 20418873", "the daemon counted 55102934 packets",
+    "in nineteen ninety nine we had three hundred and twelve staff", "nine hundred units sold in twenty twenty three",
 ])
 def test_business_numbers_dates_versions_and_isbns_are_not_phone_numbers(text):
     assert _found(numbers.phones, text) == []

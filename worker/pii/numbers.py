@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ibex_worker.pii import spoken
 from ibex_worker.pii.checksums import luhn_valid
 from ibex_worker.pii.context import Cues, words_before
 
@@ -63,6 +64,9 @@ PHONE_CUES = Cues.of([
     "caller", "area code", "sími", "simi", "puhelin", "puh", "telefonnummer", "tlf.", "telefonu", "telefonos",
     "τηλ", "τηλέφωνο", "тел", "телефон", "sđt", "hp", "no hp", "nomor", "nombor", "telp", "telpon", "numero",
     "número", "numéro", "nummer", "rufnummer", "mobil", "mobile no", "gsm", "portátil", "cellulare",
+    "llámame", "llámeme", "llamame", "llameme", "llamar", "llámenos", "rappelle", "rappelez", "rappeler",
+    "appelle", "appelez", "appeler", "anrufen", "rückruf", "ligue", "ligar", "chiamami", "chiamare",
+    "richiamami", "terugbellen",
 ])
 
 CARD_CUES = Cues.of([
@@ -86,11 +90,6 @@ _PHONE = re.compile(
     re.IGNORECASE,
 )
 _DATE = re.compile(r"\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-./]\d{1,2}[-./]\d{2,4}")
-_DIGIT_WORDS = {"zero": "0", "oh": "0", "o": "0", "one": "1", "two": "2", "three": "3", "four": "4",
-                "five": "5", "six": "6", "seven": "7", "eight": "8", "nine": "9"}
-_SPOKEN_DIGIT = r"(?:(?:double|triple)\s+)?(?:zero|oh|one|two|three|four|five|six|seven|eight|nine|\d{1,4})"
-_SPOKEN = re.compile(rf"(?<![\w.,])(?:plus\s+)?{_SPOKEN_DIGIT}(?:(?:\s*,\s*|[\s\-]+){_SPOKEN_DIGIT}){{2,}}"
-                     r"(?![\w]|[.,]\d)", re.IGNORECASE)
 
 
 # 1-800-FLOWERS: a toll-free number spelled in letters.
@@ -105,17 +104,8 @@ def phones(text: str) -> list[Hit]:
     hits += [Hit("PHONE_NUMBER", m.start(), m.end(), LIKELY) for m in _VANITY.finditer(text)]
     hits += [Hit("PHONE_NUMBER", m.start(), m.end(), LIKELY) for m in _CHAT_LINK.finditer(text)]
     hits += [Hit("PHONE_NUMBER", m.start(), m.end(), LIKELY if _phone_cue(text, m.start()) else UNCERTAIN)
-             for m in _SPOKEN.finditer(text) if _spoken_phone(m.group(0))]
+             for m in spoken.SPOKEN.finditer(text) if spoken.spoken_phone(m.group(0))]
     return hits
-
-
-def _spoken_phone(value: str) -> bool:
-    """A number read out ("six one seven, 555, 0291", "oh seven seven double two ..."): seven
-    to fifteen digits, three of them or more said in words."""
-    tokens = re.findall(r"[a-z]+|\d+", value.lower())
-    said = [t for t in tokens if t in _DIGIT_WORDS]
-    digits = sum(len(t) for t in tokens if t.isdigit()) + len(said) + tokens.count("double") + 2 * tokens.count("triple")
-    return len(said) >= 3 and 7 <= digits <= 15
 
 
 def _phone(text: str, match: re.Match[str]) -> Hit | None:

@@ -59,7 +59,8 @@ def evaluate_splits(splits: Sequence[str], model: str | None = None,
                     processes: int = 1) -> tuple[str, list[tuple[Report, float]]]:
     """Every split scored by the redactor of ``model``, the texts shared out over
     ``processes`` processes (each loads its own redactor): the redactor's name, and per split
-    its report and the analysis time per sentence within one process."""
+    its report and the analysis time per sentence within one process (shared out, the mean
+    over every split)."""
     if processes <= 1:
         redactor = load_redactor(model)
         return redactor.name, [evaluate(redactor, split) for split in splits]

@@ -105,23 +105,15 @@ def train(rows: Sequence[Row], c: float = C, threshold: float = THRESHOLD, inner
 def rules_alone(redactor: Any, rows: Sequence[Row]) -> Any:
     """The figures of refinement's people without the model (what the stage did before it)."""
     from ibex_worker.adapters.recognizers import refine
+    from ibex_worker.adapters.redactor import to_original
     from ibex_worker.pii.policy import classify_findings
 
     scored = []
     for row in rows:
         view = row.analysis.view
-        decision = classify_findings(refine(view, row.analysis.findings), redactor.policy)
-        certain = [_to_original(view, f) for f in decision.redact]
-        uncertain = [_to_original(view, f) for f in decision.mask]
-        scored.append(score_example(row.example, certain, uncertain, bool(decision.reasons)))
+        decision = to_original(view, classify_findings(refine(view, row.analysis.findings), redactor.policy))
+        scored.append(score_example(row.example, decision.redact, decision.mask, bool(decision.reasons)))
     return build_report("dev", scored)
-
-
-def _to_original(view: Any, finding: Any) -> Any:
-    from ibex_worker.pii.policy import Finding
-
-    start, end = view.to_original(finding.start, finding.end)
-    return Finding(finding.entity_type, start, end, finding.score, finding.recognizer)
 
 
 def _fold(example: Example, folds: int) -> int:

@@ -33,7 +33,7 @@ def _words(text: str) -> list[Word]:
 
 
 def _spans(text: str, probabilities: list[float], threshold: float = 0.5) -> list[str]:
-    return [text[s:e] for s, e, _ in name_spans(text, _words(text), probabilities, threshold)]
+    return [text[s:e] for s, e in name_spans(text, _words(text), probabilities, threshold)]
 
 
 def test_words_leave_out_the_possessive_and_split_what_a_csv_glues_together():

@@ -45,7 +45,7 @@ def arbitrate_names(view: View, doc: Sequence[Any], raw: Sequence[Finding], refi
                                         foreign=languages.reads_foreign(view.text))
     kept = [(f.start, f.end) for f in refined if f.entity_type == "PERSON"]
     people = [Finding("PERSON", start, end, MODEL_NAME_SCORE, MODEL_NAMED)
-              for start, end, _ in name_model.name_spans(view.text, words, probabilities, model.threshold)
+              for start, end in name_model.name_spans(view.text, words, probabilities, model.threshold)
               if _model_person(view.text, start, end, kept)]
     return [f for f in refined if f.entity_type != "PERSON"] + people
 

@@ -391,4 +391,3 @@ def pin_tldextract_offline() -> None:
     import tldextract.tldextract as tld
 
     tld.TLD_EXTRACTOR = tld.TLDExtract(suffix_list_urls=(), cache_dir=None, fallback_to_snapshot=True)
-

@@ -108,7 +108,7 @@ class PresidioRedactor:
         refined = refine(view, analysis.findings)
         in_view = arbitrate_names(view, artifacts.tokens, analysis.findings, refined, names or self._names)
         decision = classify_findings(in_view, self.policy)
-        original = _to_original(view, decision)
+        original = to_original(view, decision)
         findings = [_shift(view, f) for f in in_view]
         return RedactionOutcome(
             content=apply_placeholders(view.original, original.redact, original.mask),
@@ -141,6 +141,7 @@ def _shift(view: View, finding: Finding) -> Finding:
     return Finding(finding.entity_type, start, end, finding.score, finding.recognizer)
 
 
-def _to_original(view: View, decision: Decision) -> Decision:
+def to_original(view: View, decision: Decision) -> Decision:
+    """A decision made in the view, in the original text's coordinates."""
     return Decision([_shift(view, f) for f in decision.redact], [_shift(view, f) for f in decision.mask],
                     decision.reasons)

@@ -275,12 +275,12 @@ GROW = 0.35  # a word beside a name joins it at this share of the threshold ("bi
 
 
 def name_spans(text: str, words: Sequence[Word], probabilities: Sequence[float],
-               threshold: float) -> list[tuple[int, int, float]]:
+               threshold: float) -> list[tuple[int, int]]:
     """Names: a word at or above ``threshold`` seeds one, which grows over neighbouring
     words at or above ``GROW * threshold`` joined to it (see ``_joined``: ``Mohammed bin
     Rashid``, a particle the model doubts still belongs to the name), and so does every
     other occurrence of a seed's word in the text (``Hugo ... Hugo's inhaler``).
-    ``(start, end, lowest probability)`` in view coordinates."""
+    ``(start, end)`` in view coordinates."""
     low = GROW * threshold
     possible = [not _lone_letter(text, w) for w in words]
     seeds = {w.lower for w, p, ok in zip(words, probabilities, possible, strict=True) if p >= threshold and ok}
@@ -291,15 +291,15 @@ def name_spans(text: str, words: Sequence[Word], probabilities: Sequence[float],
             if not chosen[i] and possible[i] and probabilities[i] >= low:
                 chosen[i] = (i > 0 and chosen[i - 1] and _joined(text, words, i - 1)
                              or i + 1 < len(words) and chosen[i + 1] and _joined(text, words, i))
-    spans: list[list[float]] = []
+    spans: list[tuple[int, int]] = []
     for i, word in enumerate(words):
         if not chosen[i]:
             continue
         if spans and i and chosen[i - 1] and _joined(text, words, i - 1):
-            spans[-1][1], spans[-1][2] = word.end, min(spans[-1][2], probabilities[i])
+            spans[-1] = (spans[-1][0], word.end)
         else:
-            spans.append([word.start, word.end, probabilities[i]])
-    return [(int(s), int(e), p) for s, e, p in spans]
+            spans.append((word.start, word.end))
+    return spans
 
 
 def _lone_letter(text: str, word: Word) -> bool:

@@ -40,6 +40,15 @@ def fact(memory_id: str, valid_from: datetime | None, valid_until: datetime | No
     ("The project deadline is the end of March.", "The project deadline is the end of June.",
      "contradicts", "different_values"),
     ("Deploys happen on Tuesday.", "Deploys happen on Friday.", "contradicts", "different_values"),
+    ("The vendor audit for Wonka is due on Monday, 27 September.",
+     "The vendor audit for Wonka is due on Thursday, 3 March.", "contradicts", "different_values"),
+    ("The vendor audit for Wonka is due on Monday, 27 September.",
+     "The vendor audit for Acme is due on Thursday, 3 March.", "needs_review", "no_rule"),
+    ("Deploys happen on Tuesday in March.", "Deploys happen on March in Tuesday.", "needs_review", "no_rule"),
+    ("The onboarding guide for [PERSON] is due on Monday.", "The onboarding guide for [PERSON] is due on Friday.",
+     "needs_review", "redacted_values_unknown"),
+    ("Call [PERSON] before 9am.", "Call [PERSON] before 10am.", "needs_review", "redacted_values_unknown"),
+    ("[PERSON] is available.", "[PERSON] is not available.", "needs_review", "redacted_values_unknown"),
     ("User prefers tea over coffee in the morning.", "User prefers coffee over tea in the morning.",
      "contradicts", "order_reversed"),
     ("The nightly backup runs at midnight.", "the nightly backup  runs at midnight!", "compatible", "same_statement"),
@@ -51,6 +60,14 @@ def fact(memory_id: str, valid_from: datetime | None, valid_until: datetime | No
     ("The staging server uses port 8080.", "The production server uses port 8081.", "needs_review", "no_rule"),
     ("The limit is 5 requests.", "The limit is 5 requests per minute.", "needs_review", "no_rule"),
     ("The user likes Python.", "The user doesn't like Python.", "needs_review", "no_rule"),
+    ("[PERSON] asked to be called back on [PHONE_NUMBER] regarding ticket 84898.",
+     "[PERSON] asked to be called back on [PHONE_NUMBER] regarding ticket 78037.", "compatible", "different_records"),
+    ("Invoices for account 919413 go to the finance team.", "Invoices for account 513692 go to the finance team.",
+     "compatible", "different_records"),
+    ("Order ORD-88213 ships on Monday.", "Order ORD-88214 ships on Tuesday.", "compatible", "different_records"),
+    ("Ticket 84898 is closed.", "Ticket 84898 is not closed.", "contradicts", "negation_flip"),
+    ("Ticket 84898 is due in 3 days.", "Ticket 84898 is due in 5 days.", "contradicts", "different_numbers"),
+    ("Passwords are hashed with SHA-256.", "Passwords are hashed with SHA-512.", "contradicts", "different_numbers"),
 ])
 def test_the_rules_classifier_truth_table(a, b, outcome, rule):
     verdict = rules_verdict(a, b)
@@ -72,7 +89,7 @@ def test_tokens_split_numbers_from_units_and_keep_placeholders():
 
 
 def test_the_rules_classifier_names_itself_with_its_version():
-    assert RulesClassifier().decided_by == "classifier:rules@1"
+    assert RulesClassifier().decided_by == "classifier:rules@2"
 
 
 # ---------------------------------------------------------------- reading a model's answer

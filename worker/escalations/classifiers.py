@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
+from ibex_worker import identifiers
 from ibex_worker.config import OPENAI_RETRY_BACKOFF_CAP_SECONDS
 from ibex_worker.errors import TransientError
 
@@ -82,7 +83,7 @@ def order_pair(a: MemoryFact, b: MemoryFact) -> tuple[MemoryFact, MemoryFact]:
 
 # ---------------------------------------------------------------- rules
 
-RULES_VERSION = "1"
+RULES_VERSION = "2"
 
 _NEGATIONS = frozenset({"not", "no", "never"})
 _ANTONYMS = frozenset(frozenset(pair) for pair in (
@@ -134,10 +135,15 @@ def _single_substitution(a: list[str], b: list[str]) -> tuple[str, str] | None:
 def rules_verdict(a: str, b: str) -> Verdict:
     """The rules, cheapest and most certain first. Pure: same texts, same verdict."""
     ta, tb = tokens(a), tokens(b)
+    records = identifiers.distinct_records(identifiers.find(a), identifiers.find(b))
+    if records:
+        return Verdict("compatible", f"The statements are about different records ({', '.join(records)}): "
+                                     "facts about two records can both hold.", "different_records")
+    if any(_PLACEHOLDER.match(t) for t in ta + tb):
+        return Verdict("needs_review", "The statements contain redacted values, which may differ: whether they "
+                                       "are about the same thing cannot be told from the stored text.",
+                       "redacted_values_unknown")
     if ta == tb:
-        if any(_PLACEHOLDER.match(t) for t in ta):
-            return Verdict("needs_review", "The statements read the same, but they contain redacted values "
-                                           "that may differ.", "redacted_values_unknown")
         return Verdict("compatible", "The statements say the same thing, apart from punctuation or case.",
                        "same_statement")
     if _same_except(ta, tb, lambda t: t not in _NEGATIONS) and \
@@ -151,14 +157,23 @@ def rules_verdict(a: str, b: str) -> Verdict:
     if swap is not None and frozenset(swap) in _ANTONYMS:
         return Verdict("contradicts", "The statements are identical except for a pair of opposites.",
                        "antonym_pair")
-    if swap is not None and any(swap[0] in cls and swap[1] in cls for cls in _VALUE_CLASSES):
-        return Verdict("contradicts", "The statements are identical except for one value of a closed set "
-                                      "(a month or a weekday): two values for the same attribute.",
+    if _values_only_changed(ta, tb):
+        return Verdict("contradicts", "The statements are identical except for values of closed sets (months, "
+                                      "weekdays) or numbers: other values for the same attribute.",
                        "different_values")
     if Counter(ta) == Counter(tb) and _ORDER_MARKERS.intersection(ta):
         return Verdict("contradicts", "The statements use the same words in an order that reverses a "
                                       "comparison.", "order_reversed")
     return Verdict("needs_review", "No rule is conclusive for this pair; a person should decide.", "no_rule")
+
+
+def _values_only_changed(a: list[str], b: list[str]) -> bool:
+    """Same length, and every word that differs is a month or weekday swapped for another of
+    its set, or a number for a number, with at least one such word: a date or a day moved."""
+    diffs = [(x, y) for x, y in zip(a, b) if x != y] if len(a) == len(b) else []
+    return any(not _NUMBER.match(x) for x, _ in diffs) and all(
+        (_NUMBER.match(x) and _NUMBER.match(y)) or any(x in cls and y in cls for cls in _VALUE_CLASSES)
+        for x, y in diffs)
 
 
 def _number_slots_align(a: list[str], b: list[str]) -> bool:

@@ -58,7 +58,7 @@ _SET_STATUS_AND_VALID_UNTIL = text(
     "WHERE org_id = :org_id AND id = :id"
 )
 _ACTIVE_FACTS = text(
-    "SELECT id, valid_from, valid_until, subject_key FROM memories "
+    "SELECT id, valid_from, valid_until, subject_key, content FROM memories "
     "WHERE org_id = :org_id AND id = ANY(:ids) AND status = 'active' AND deleted_at IS NULL"
 ).bindparams(bindparam("ids", type_=ARRAY(UUID(as_uuid=False))))
 _LOCK_PAIR = text(
@@ -153,7 +153,7 @@ def set_status_and_valid_until(conn: Any, org_id: str, memory_id: str, status: s
 
 
 def active_facts(conn: Any, org_id: str, ids: Sequence[str]) -> list[Any]:
-    """``id, valid_from, valid_until, subject_key`` of those memories that are active, in no order."""
+    """``id, valid_from, valid_until, subject_key, content`` of those memories that are active, in no order."""
     return conn.execute(_ACTIVE_FACTS, {"org_id": org_id, "ids": list(ids)}).all()
 
 

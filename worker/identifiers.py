@@ -1,0 +1,61 @@
+"""Record identifiers a memory names: ticket, order, account, invoice numbers and the like.
+
+Two memories that name the same kind of record by different identifiers are about two
+records: "ticket 84898 was escalated to billing" and "ticket 78037 was escalated to billing"
+read alike, but both hold. Conflict detection and the rules classifier use this to tell
+distinct facts from competing ones (:func:`distinct_records`).
+
+An identifier is found two ways, in the redacted content:
+
+- a record noun followed by a value holding a digit, with an optional "no.", "number",
+  "id", "#" or ":" between them ("order #A-7731", "Invoice No. 2024-118", "account: 919413");
+  the kind is the noun;
+- a self-describing code, two to six capital letters, an optional dash and at least four
+  digits ("ORD-88213", "INC0012345"); the kind is the letters.
+
+Values are compared case-insensitively. Placeholders (``[PHONE_NUMBER]``) are never
+identifiers: a redacted value cannot be compared. The finder is conservative on purpose: a
+missed identifier leaves the pair to the usual rules (escalated when in doubt), while a
+wrong one would hide a real conflict, so values of one or two characters, and codes such
+as ``SHA-256`` or ``AES-128`` with fewer than four digits, are not taken.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+RECORD_NOUNS = (
+    "account", "application", "booking", "case", "claim", "confirmation", "contract", "customer", "incident",
+    "invoice", "loan", "member", "order", "parcel", "patient", "payment", "policy", "purchase order", "quote",
+    "receipt", "refund", "reservation", "rma", "serial", "shipment", "subscription", "ticket", "tracking",
+    "transaction", "work order",
+)
+_NOUN = "|".join(sorted((re.escape(n).replace(r"\ ", r"\s+") for n in RECORD_NOUNS), key=len, reverse=True))
+_ONE = r"#?(?=[A-Za-z0-9_/.-]*\d)[A-Za-z0-9]+(?:[-_/.][A-Za-z0-9]+)*"  # holds a digit
+_VALUES = rf"(?P<values>{_ONE}(?:\s*(?:,|&|\band\b|\bor\b)\s*{_ONE})*)"
+_MARKER = r"(?:\s+(?:no\.?|nr\.?|number|num\.?|id|ref\.?|code))?\s*(?:[:#]\s*)?"
+_BY_NOUN = re.compile(rf"(?<![\w\[])(?P<kind>{_NOUN})(?:e?s)?\b{_MARKER}{_VALUES}(?![\w\]])", re.IGNORECASE)
+_CODE = re.compile(r"(?<![\w\[-])(?P<kind>[A-Z]{2,6})-?(?P<value>\d{4,}(?:-\d+)*)(?![\w\]-])")
+_ONE_VALUE = re.compile(_ONE)
+_MIN_VALUE_CHARS = 3
+
+
+def find(content: str) -> dict[str, frozenset[str]]:
+    """The record identifiers ``content`` names: ``{kind: {value, ...}}``, lower-case."""
+    found: dict[str, set[str]] = {}
+    for match in _BY_NOUN.finditer(content):
+        kind = " ".join(match.group("kind").lower().split())
+        for value in _ONE_VALUE.findall(match.group("values")):
+            value = value.lstrip("#").lower()
+            if len(value) >= _MIN_VALUE_CHARS:
+                found.setdefault(kind, set()).add(value)
+    for match in _CODE.finditer(content):
+        found.setdefault(match.group("kind").lower(), set()).add(match.group("value"))
+    return {kind: frozenset(values) for kind, values in found.items()}
+
+
+def distinct_records(a: Mapping[str, frozenset[str]], b: Mapping[str, frozenset[str]]) -> list[str]:
+    """The kinds of record both name with no identifier in common, sorted: when any, the two
+    memories are about different records."""
+    return sorted(kind for kind in a.keys() & b.keys() if not a[kind] & b[kind])

@@ -46,7 +46,7 @@ def test_the_rules_classifier_decides_each_pair_and_records_who_decided_and_why(
         assert (row.lease_token, row.lease_owner, row.attempts) == (None, None, 1)
         [logged] = decisions(engine, item.escalation_id)
         assert (logged.outcome, logged.decided_by, logged.reason) == (outcome, row.decided_by, row.decision_reason)
-        assert logged.details == {"classifier": "rules", "version": "1", "rule": rule, "poller": f"rules-{org}",
+        assert logged.details == {"classifier": "rules", "version": "2", "rule": rule, "poller": f"rules-{org}",
                                   "attempt": 1}
 
     # Contradictions are linked and both sides stay active; nothing else is linked.
@@ -57,7 +57,7 @@ def test_the_rules_classifier_decides_each_pair_and_records_who_decided_and_why(
     assert link.decided_by == "classifier:rules@2"
     assert link.evidence == {"escalation_id": contradicts.escalation_id, "decided_by": "classifier:rules@2",
                              "reason": escalation(engine, contradicts.escalation_id).decision_reason,
-                             "classifier": "rules", "version": "1", "rule": "different_numbers",
+                             "classifier": "rules", "version": "2", "rule": "different_numbers",
                              "poller": f"rules-{org}", "attempt": 1}
     assert {m.status for m in query(engine, "SELECT status FROM memories WHERE org_id = :o", o=org)} == {"active"}
 

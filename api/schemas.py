@@ -300,6 +300,15 @@ class QuarantineList(BaseModel):
     next_cursor: str | None = Field(description="pass as `cursor` for the next page; null on the last one")
 
 
+class RelationshipRemovalIn(BaseModel):
+    """Why a person removes a relationship. Analysed for personal data like any text and stored redacted."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    reason: str | None = Field(None, max_length=NOTE_MAX_CHARS, pattern=NO_NUL_PATTERN,
+                               description="why the link is wrong; audited; never echoed in an error")
+
+
 class ReleaseIn(BaseModel):
     """A reviewer's release. The note is analysed for personal data like any text and stored redacted."""
 

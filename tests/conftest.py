@@ -210,7 +210,7 @@ def query(engine: Any, sql: str, **params: Any) -> list[Any]:
 # Every table that holds a tenant's rows (org_id column): where a leak test looks for values.
 TENANT_TABLES = ("memories", "memory_write_jobs", "memory_labels", "memory_relationships",
                  "memory_conflict_escalations", "memory_conflict_decisions", "memory_idempotency_keys",
-                 "memory_review_decisions")
+                 "memory_review_decisions", "memory_relationship_decisions")
 
 
 def tenant_rows(engine: Any, table: str, org: str) -> list[str]:

@@ -1,5 +1,5 @@
-"""Quarantine review and deletion: ``GET /v1/quarantine``, ``POST /v1/memories/{id}/release``
-and ``DELETE /v1/memories/{id}``.
+"""Quarantine review and deletion: ``GET /v1/quarantine``, ``POST /v1/memories/{id}/release``,
+``DELETE /v1/memories/{id}`` and ``DELETE /v1/memories/{id}/relationships/{other_id}``.
 
 Thin over ``ibex_worker.review``. Each call runs in the key's tenant transaction and, for a key
 limited to some agents, on those agents only: another tenant's memory, one outside the
@@ -21,15 +21,22 @@ from ibex_api.errors import ApiError, from_ibex_error, unavailable
 from ibex_api.openapi import error_responses, success_headers
 from ibex_api.routes.escalations import CURSOR_MAX_CHARS, invalid_field, well_formed_cursor
 from ibex_api.routes.memories import accepted_or_final, parse_model
-from ibex_api.schemas import Accepted, Created, QuarantineList, ReleaseIn
-from ibex_worker import review
+from ibex_api.schemas import Accepted, Created, QuarantineList, RelationshipRemovalIn, ReleaseIn
+from ibex_worker import links, review
 from ibex_worker.apikeys import ApiKey
 from ibex_worker.errors import TransientError, ValidationFailed
 from ibex_worker.limits import LIST_LIMIT_MAX
+from ibex_worker.runtime import shared_redactor
 
 DEFAULT_LIMIT = 50
 _RELEASE_BODY = {"requestBody": {"required": False, "content": {"application/json": {
     "schema": ReleaseIn.model_json_schema(), "example": {"note": "The number is our office switchboard."}}}}}
+_REMOVAL_BODY = {"requestBody": {"required": False, "content": {"application/json": {
+    "schema": RelationshipRemovalIn.model_json_schema(),
+    "example": {"reason": "Two different customers; the template made them look alike."}}}}}
+_REMOVAL_409 = {**error_responses(409)[409],
+                "description": "DUPLICATE_CONTENT (with memory_id): undoing the supersession would make the "
+                               "superseded memory active beside an identical active one; nothing changed"}
 _409 = {**error_responses(409)[409],
         "description": "NOT_QUARANTINED: the memory is not quarantined (any more); RELEASE_IN_PROGRESS (with "
                        "job_id): a release of it is running; DUPLICATE_CONTENT (final answer, with memory_id): "
@@ -57,6 +64,14 @@ def router() -> APIRouter:
                             "open escalations naming it end withdrawn; audited. Deleting again is a 204.",
                     responses={204: {"description": "Deleted (or deleted already)", "headers": success_headers()},
                                **error_responses(401, 404, 500, 503)})
+    r.add_api_route("/v1/memories/{memory_id}/relationships/{other_id}", remove_relationship, methods=["DELETE"],
+                    status_code=204, response_class=Response, operation_id="removeRelationship",
+                    summary="Undo a relationship between two memories (either direction): the link goes, the "
+                            "removal is audited, the same texts are not linked again; undoing a supersession "
+                            "makes the superseded memory active again",
+                    responses={204: {"description": "Removed", "headers": success_headers()},
+                               409: _REMOVAL_409, **error_responses(401, 404, 413, 422, 500, 503)},
+                    openapi_extra=_REMOVAL_BODY)
     return r
 
 
@@ -110,6 +125,27 @@ async def delete_memory(memory_id: str, request: Request, key: ApiKey = Depends(
                        state.cache)
     except review.MemoryNotFound:
         raise ApiError(404, "NOT_FOUND", "no such memory") from None
+    except TransientError:
+        raise unavailable(state.settings, keyed=False) from None
+    return Response(status_code=204)
+
+
+async def remove_relationship(
+    memory_id: str, other_id: str, request: Request, key: ApiKey = Depends(authenticate),
+    kind: str = Query(..., alias="type", description="near_duplicate_of, supersedes or contradicts"),
+) -> Response:
+    state = api_state(request)
+    raw = await request.body()
+    body = parse_model(RelationshipRemovalIn, raw) if raw.strip() else RelationshipRemovalIn()
+    try:
+        await blocking(links.remove, state.engine, key.org_id, memory_id, other_id, kind, body.reason,
+                       f"api_key:{key.id}", agent_filter(key), lambda: shared_redactor(state.settings))
+    except links.LinkNotFound:
+        raise ApiError(404, "NOT_FOUND", "no such relationship") from None
+    except links.ReactivationBlocked as exc:
+        raise ApiError(409, exc.code, exc.message, extra={"memory_id": exc.memory_id}) from None
+    except ValidationFailed as exc:
+        raise from_ibex_error(exc, state.settings) from None
     except TransientError:
         raise unavailable(state.settings, keyed=False) from None
     return Response(status_code=204)

@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import shutil
 import tempfile
 import time
 from collections import Counter
@@ -242,6 +243,7 @@ def main() -> None:
         escalations, supersessions, verdicts = _read_outcome(stack.dsn, {f"cw-{i}": i for i in range(len(writes))})
     finally:
         stop_stack(stack)
+        shutil.rmtree(stack.folder, ignore_errors=True)
     result = {"benchmark": "conflict_workload", "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
               "machine": {"cpu": cpu_model()}, "versions": versions(), "config": vars(args), "seconds": seconds,
               "summary": summarise(writes, escalations, supersessions, verdicts)}

@@ -22,7 +22,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("ibex_worker.adapters", "ibex_worker.publish", "ibex_worker.celery_app", "ibex_worker.broker"),  # models, vectors, read cache, broker
     ("ibex_worker.pipeline",),
     ("ibex_worker.escalations", "ibex_worker.submit", "ibex_worker.reads", "ibex_worker.review", "ibex_worker.erasures",
-     "ibex_worker.reembed", "ibex_worker.runtime",
+     "ibex_worker.reembed", "ibex_worker.runtime", "ibex_worker.links", "ibex_worker.notes",
      "ibex_worker.tasks", "ibex_worker.backlog", "ibex_worker.apikeys", "ibex_worker.migrate", "ibex_worker.sweeper", "ibex_worker.cli",
      "ibex_worker.review_cli", "ibex_worker.erasures_cli", "ibex_worker.importer", "ibex_worker.probe", "ibex_worker.devstack"),  # services, processes and their tools
     ("ibex_api",),
@@ -35,6 +35,7 @@ CORE_REACHES = LAYERS.index(("ibex_worker.store",))
 # The worker modules the API may import (a package stands for its modules).
 API_MAY_IMPORT = CORE + ("ibex_worker.celery_app", "ibex_worker.broker", "ibex_worker.publish", "ibex_worker.backlog", "ibex_worker.apikeys", "ibex_worker.submit",
                          "ibex_worker.reads", "ibex_worker.review", "ibex_worker.erasures", "ibex_worker.migrate",
+                         "ibex_worker.links",
                          "ibex_worker.runtime", "ibex_worker.escalations.service", "ibex_worker.store")
 
 

@@ -44,12 +44,13 @@ class FixedStore:
         return [c for c in self.candidates if c.similarity >= min_similarity]
 
 
-def test_a_candidate_exactly_at_the_threshold_is_not_a_near_duplicate():
+def test_a_candidate_exactly_at_the_threshold_is_not_a_near_duplicate(monkeypatch):
     settings = make_settings()
     store = FixedStore([Candidate("at", 0.92), Candidate("above", 0.9200001), Candidate("below", 0.91)])
     deps = StageDeps(settings=settings, engine=None, vector_store=store)
-    found = near_dedup.find(None, ctx(embedding=[0.0] * 384), deps)
-    assert [c["memory_id"] for c in found] == ["above"]
+    monkeypatch.setattr(near_dedup.relationships, "unlinked_partners", lambda *args: set())
+    found, unlinked = near_dedup.find(None, ctx(embedding=[0.0] * 384), deps)
+    assert [c["memory_id"] for c in found] == ["above"] and unlinked == []
     assert store.calls == [("org", "agent", 0.92, settings.near_duplicate_candidate_limit)]
 
 

@@ -24,7 +24,8 @@ import structlog
 
 from ibex_worker.cursor import page, page_start
 from ibex_worker.db import tenant_tx
-from ibex_worker.errors import FieldIssue, IbexError, TransientError, ValidationFailed
+from ibex_worker import notes
+from ibex_worker.errors import FieldIssue, IbexError, ValidationFailed
 from ibex_worker.escalations import apply as applying
 from ibex_worker.limits import LIST_LIMIT_MAX, NOTE_MAX_CHARS
 from ibex_worker.store import escalations
@@ -130,20 +131,8 @@ def _check_decision(outcome: str, note: str | None, decided_by: str) -> None:
 
 def _human_decision(outcome: str, note: str | None, decided_by: str,
                     note_redactor: Callable[[], Redactor] | None) -> applying.Decision:
-    reason = _redacted_note(note.strip(), note_redactor) if note and note.strip() else DEFAULT_HUMAN_REASON
+    reason = notes.redacted(note.strip(), note_redactor, "note") if note and note.strip() else DEFAULT_HUMAN_REASON
     return applying.Decision(outcome, reason, decided_by, {"decided_by_person": True})
-
-
-def _redacted_note(note: str, note_redactor: Callable[[], Redactor] | None) -> str:
-    if note_redactor is None:
-        raise ValueError("a note is stored only through the PII redactor")
-    try:
-        outcome = note_redactor().redact_many([note])[0]
-    except Exception as exc:  # fail closed: no analysis, no stored note; the error names no text
-        raise TransientError(f"PII analysis of the note failed ({type(exc).__name__})",
-                             code="PII_ANALYSIS_FAILED") from None
-    log.info("escalation_note_redacted", findings=len(outcome.findings))
-    return outcome.content
 
 
 def _after_commit(cache: ReadCache | None, org_id: str, applied: applying.Applied) -> None:

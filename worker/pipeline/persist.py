@@ -100,8 +100,8 @@ def _reroute_to_embed(conn: Any, ctx: WriteContext) -> PersistOutcome:
 def _recompute(conn: Any, ctx: WriteContext, deps: StageDeps, version: int) -> None:
     """The corpus changed since near_dedup read it: decide again, now under the lock, looking
     only at what changed since (``near_dedup.refresh``)."""
-    candidates, scope = near_dedup.refresh(conn, ctx, deps)
-    near_dedup.record(ctx, candidates, deps)
+    candidates, unlinked, scope = near_dedup.refresh(conn, ctx, deps)
+    near_dedup.record(ctx, candidates, deps, unlinked)
     conflict.decide(conn, ctx, deps)
     ctx.decide("persist", result="recomputed", scope=scope, read_version=ctx.corpus_version, current_version=version)
     ctx.corpus_version = version

@@ -32,6 +32,8 @@ _REMOVE = {
                    "AND (memory_id = ANY(:ids) OR candidate_id = ANY(:ids))",
     "relationships": "DELETE FROM memory_relationships WHERE org_id = :org_id "
                      "AND (source_memory_id = ANY(:ids) OR target_memory_id = ANY(:ids))",
+    "relationship_decisions": "DELETE FROM memory_relationship_decisions WHERE org_id = :org_id "
+                              "AND (source_memory_id = ANY(:ids) OR target_memory_id = ANY(:ids))",
     "labels": f"DELETE FROM memory_labels WHERE {_IN.format(column='memory_id')}",
     "review_decisions": f"DELETE FROM memory_review_decisions WHERE {_IN.format(column='memory_id')}",
     "memories": f"DELETE FROM memories WHERE {_IN.format(column='id')}",

@@ -57,17 +57,24 @@ _SET_STATUS_AND_VALID_UNTIL = text(
     "UPDATE memories SET status = :status, valid_until = :valid_until, updated_at = now() "
     "WHERE org_id = :org_id AND id = :id"
 )
+_REACTIVATE = text(
+    "UPDATE memories SET status = 'active', valid_until = :valid_until, searchable_since = :searchable_since, "
+    "updated_at = now() WHERE org_id = :org_id AND id = :id AND status = 'superseded' AND deleted_at IS NULL"
+)
+_CONTENT_HASHES = text(
+    "SELECT id, content_hash FROM memories WHERE org_id = :org_id AND id = ANY(:ids)"
+).bindparams(bindparam("ids", type_=ARRAY(UUID(as_uuid=False))))
 _ACTIVE_FACTS = text(
     "SELECT id, valid_from, valid_until, subject_key, content FROM memories "
     "WHERE org_id = :org_id AND id = ANY(:ids) AND status = 'active' AND deleted_at IS NULL"
 ).bindparams(bindparam("ids", type_=ARRAY(UUID(as_uuid=False))))
 _LOCK_PAIR = text(
-    "SELECT id, content, status, valid_from, valid_until, subject_key, created_at FROM memories "
-    "WHERE org_id = :org_id AND id IN (:a, :b) ORDER BY id FOR UPDATE"
+    "SELECT id, agent_id, content, content_hash, status, deleted_at, valid_from, valid_until, subject_key, "
+    "created_at FROM memories WHERE org_id = :org_id AND id IN (:a, :b) ORDER BY id FOR UPDATE"
 )
 _READ_PAIR = text(
-    "SELECT id, content, status, deleted_at, valid_from, valid_until, subject_key, created_at FROM memories "
-    "WHERE org_id = :org_id AND id IN (:a, :b)"
+    "SELECT id, agent_id, content, status, deleted_at, valid_from, valid_until, subject_key, created_at "
+    "FROM memories WHERE org_id = :org_id AND id IN (:a, :b)"
 )
 _INSERT_LABEL = text(
     "INSERT INTO memory_labels (org_id, memory_id, label, confidence) VALUES (:org_id, :memory_id, :label, :confidence)"
@@ -157,13 +164,25 @@ def active_facts(conn: Any, org_id: str, ids: Sequence[str]) -> list[Any]:
     return conn.execute(_ACTIVE_FACTS, {"org_id": org_id, "ids": list(ids)}).all()
 
 
+def reactivate(conn: Any, org_id: str, memory_id: str, valid_until: Any, searchable_since: int) -> bool:
+    """A superseded memory active again, with ``valid_until``, searchable from that corpus
+    version; False when it was not superseded."""
+    return conn.execute(_REACTIVATE, {"org_id": org_id, "id": memory_id, "valid_until": valid_until,
+                                      "searchable_since": searchable_since}).rowcount == 1
+
+
+def content_hashes(conn: Any, org_id: str, ids: Sequence[str]) -> dict[str, str]:
+    """``{memory id: content hash}`` of those of ``ids`` that exist."""
+    return {str(r.id): r.content_hash for r in conn.execute(_CONTENT_HASHES, {"org_id": org_id, "ids": list(ids)})}
+
+
 def lock_pair(conn: Any, org_id: str, a: str, b: str) -> list[Any]:
     """Both memories, locked in id order until the transaction ends."""
     return conn.execute(_LOCK_PAIR, {"org_id": org_id, "a": a, "b": b}).all()
 
 
 def read_pair(conn: Any, org_id: str, a: str, b: str) -> list[Any]:
-    """Both memories (those that exist), with content, status and deletion time, unlocked."""
+    """Both memories (those that exist), with agent, content, status and deletion time, unlocked."""
     return conn.execute(_READ_PAIR, {"org_id": org_id, "a": a, "b": b}).all()
 
 

@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.bench-installed
 
-.PHONY: run test install clean-data demo bench bench-burst pii-eval openapi
+.PHONY: run test install clean-data demo bench bench-burst pii-eval dedup-eval openapi
 
 $(STAMP): pyproject.toml client/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -32,6 +32,10 @@ clean-data:
 # docs/pii-quality.md. About a minute on 2 cores.
 pii-eval: $(STAMP)
 	$(PY) -m ops.pii_eval.evaluate --write
+
+# Near-duplicate quality (embedding, lexical, combined) on the labelled pairs: docs/dedup-quality.md.
+dedup-eval: $(STAMP)
+	$(PY) -m ops.dedup_eval.evaluate --write
 
 # The committed OpenAPI document (api/openapi.json), after a change to the HTTP API.
 openapi: $(STAMP)

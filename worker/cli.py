@@ -38,6 +38,10 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Any]]:
     rem.add_argument("--batch", type=int, default=64, help="memories per task (default 64)")
     rem.add_argument("--stall", type=float, default=120.0, metavar="SECONDS",
                      help="stop when a batch makes no progress this long (default 120)")
+    fill = sub.add_parser("backfill", help="fill the lexical near-duplicate signal of memories stored before it "
+                                           "(resumable, with progress)")
+    fill.add_argument("--org", required=True)
+    fill.add_argument("--batch", type=int, default=500, help="memories per transaction (default 500)")
     sub.add_parser("flower", help="run Flower on the broker (basic auth required; IBEX_FLOWER_*)")
     api = sub.add_parser("api", help="run the HTTP API (uvicorn)")
     api.add_argument("--host", default=None, help="default: IBEX_API_HOST")
@@ -217,6 +221,18 @@ def cmd_reembed(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_backfill(args: argparse.Namespace) -> int:
+    from ibex_worker import backfill
+    from ibex_worker.db import get_engine
+
+    _init_logging()
+    if args.batch < 1:
+        print("ibex backfill: --batch must be at least 1", file=sys.stderr)
+        return 2
+    print(json.dumps(backfill.run(get_engine(get_settings().database_url), args.org, batch=args.batch)))
+    return 0
+
+
 def cmd_flower(args: argparse.Namespace) -> int:
     """Flower on the broker, with basic auth from IBEX_FLOWER_BASIC_AUTH (never on argv, where
     `ps` would show it). Task arguments it displays are job ids only."""
@@ -341,8 +357,9 @@ def cmd_up(args: argparse.Namespace) -> int:
 
 
 COMMANDS = {"up": cmd_up, "migrate": cmd_migrate, "worker": cmd_worker, "sweeper": cmd_sweeper,
-            "purge": cmd_purge, "reembed": cmd_reembed, "flower": cmd_flower, "api": cmd_api, "keys": cmd_keys,
-            "submit": cmd_submit, "job": cmd_job, "import": cmd_import}
+            "purge": cmd_purge, "reembed": cmd_reembed, "backfill": cmd_backfill, "flower": cmd_flower,
+            "api": cmd_api, "keys": cmd_keys, "submit": cmd_submit, "job": cmd_job, "import": cmd_import}
+
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -59,6 +59,9 @@ class Settings(BaseSettings):
 
     # --- pipeline decisions (names from ADR-0055 / ADR-0056) ---
     memory_near_duplicate_sim_threshold: float = Field(0.92, ge=0.0, le=1.0)
+    # Character-trigram Jaccard at or above which two texts are near duplicates without the
+    # embedding (ibex_worker.lexical); chosen on the dev pairs by `make dedup-eval`.
+    memory_near_duplicate_lexical_threshold: float = Field(0.79, gt=0.0, le=1.0)
     memory_dedup_exact_enabled: bool = True
     memory_conflict_detection_enabled: bool = True
     near_duplicate_candidate_limit: int = Field(10, ge=1, le=100)  # top-k before the threshold

@@ -80,7 +80,7 @@ class Metrics:
         self.dedup.labels(result="near_duplicate" if ctx.near_duplicates else "novel").inc()
         plan = ctx.conflict or {}
         for key, label in (("supersedes", "supersedes"), ("superseded_by", "supersedes"),
-                           ("escalations", "escalated"), ("distinct", "distinct_records")):
+                           ("escalations", "escalated")):
             if plan.get(key):
                 self.conflicts.labels(outcome=label).inc(len(plan[key]))
 

@@ -188,7 +188,8 @@ def summarise(writes: list[Write], escalations: list[dict[str, Any]], supersessi
             "supersessions": len(supersessions)}
 
 
-def _read_outcome(dsn: str, keys: dict[str, int]) -> tuple[list[dict[str, Any]], set[frozenset[int]], Counter[str]]:
+def _read_outcome(dsn: str, keys: dict[str, int]) -> tuple[list[dict[str, Any]], set[frozenset[int]], Counter[str],
+                                                           dict[str, Any]]:
     import psycopg
 
     from ibex_worker.escalations.classifiers import rules_verdict
@@ -204,10 +205,15 @@ def _read_outcome(dsn: str, keys: dict[str, int]) -> tuple[list[dict[str, Any]],
         ).fetchall()
         links = conn.execute("SELECT source_memory_id, target_memory_id FROM memory_relationships "
                              "WHERE relationship_type = 'supersedes' AND org_id LIKE 'cw-org%'").fetchall()
+        span = conn.execute("SELECT extract(epoch FROM max(finished_at) - min(created_at)) FROM memory_write_jobs "
+                            "WHERE agent_id LIKE 'cw-agent%'").fetchone()[0]
+        near = conn.execute("SELECT count(*) FROM memory_relationships WHERE relationship_type = 'near_duplicate_of' "
+                            "AND org_id LIKE 'cw-org%'").fetchone()[0]
     pair = (lambda a, b: frozenset((by_memory.get(str(a), -1), by_memory.get(str(b), -2))))
     escalations = [{"pair": pair(r[0], r[1]), "reason": r[2]} for r in rows]
     verdicts = Counter(rules_verdict(r[4], r[3]).outcome for r in rows)
-    return escalations, {pair(s, t) for s, t in links}, verdicts
+    return escalations, {pair(s, t) for s, t in links}, verdicts, {"writes_per_s": round(len(keys) / float(span), 1),
+                                                                   "near_duplicate_links": int(near)}
 
 
 def main() -> None:
@@ -240,13 +246,14 @@ def main() -> None:
         while unfinished(stack.dsn, "cw-agent") and time.monotonic() < deadline:
             time.sleep(0.25)
         seconds = round(time.monotonic() - started, 1)
-        escalations, supersessions, verdicts = _read_outcome(stack.dsn, {f"cw-{i}": i for i in range(len(writes))})
+        escalations, supersessions, verdicts, rate = _read_outcome(stack.dsn,
+                                                                   {f"cw-{i}": i for i in range(len(writes))})
     finally:
         stop_stack(stack)
         shutil.rmtree(stack.folder, ignore_errors=True)
     result = {"benchmark": "conflict_workload", "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
               "machine": {"cpu": cpu_model()}, "versions": versions(), "config": vars(args), "seconds": seconds,
-              "summary": summarise(writes, escalations, supersessions, verdicts)}
+              "summary": {**summarise(writes, escalations, supersessions, verdicts), **rate}}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1, default=str))
     print(json.dumps(result["summary"], indent=1), flush=True)

@@ -84,8 +84,70 @@ def test_near_duplicate_is_linked_with_similarity_and_threshold(engine, producer
     assert link.evidence["threshold"] == 0.92
     assert link.evidence["similarity"] == pytest.approx(near[0]["similarity"])
     assert link.evidence["model"] == "all-MiniLM-L6-v2"
+    assert link.evidence["signals"]["embedding"] == {"similarity": link.evidence["similarity"], "threshold": 0.92,
+                                                     "fired": True}
+    assert link.evidence["signals"]["fingerprint"] == {"same": False}
     # Linked, never merged: both stay active.
     assert {fetch_memory(engine, v["memory_id"]).status for v in (older, newer)} == {"active"}
+
+
+# Measured: embedding 0.870, trigram similarity 0.882 (lexical threshold 0.79).
+TYPO_OLD = "The courier collects returned parcels from reception every Tuesday."
+TYPO_NEW = "The courier collects returned parcles from reception every Tuesday."
+
+
+def test_a_typo_the_embedding_misses_is_linked_by_the_lexical_signal(engine, producer, settings, pipeline):
+    org, agent = new_scope(), new_scope("agent")
+    older = submit_and_wait(engine, producer, settings, memory(org, agent, TYPO_OLD))
+    newer = submit_and_wait(engine, producer, settings, memory(org, agent, TYPO_NEW))
+    [near] = newer["result"]["near_duplicates"]
+    assert near["memory_id"] == older["memory_id"] and near["similarity"] < 0.92
+    [link] = query(engine, "SELECT * FROM memory_relationships WHERE org_id = :o", o=org)
+    signals = link.evidence["signals"]
+    assert signals["embedding"]["fired"] is False and signals["embedding"]["similarity"] < 0.92
+    assert signals["lexical"]["fired"] is True and signals["lexical"]["similarity"] >= signals["lexical"]["threshold"]
+    row = fetch_memory(engine, newer["memory_id"])
+    assert row.lexical_fingerprint and len(row.lexical_bands) == 16
+
+    # Another agent's identical typo is not proposed: the bands carry the org and agent.
+    elsewhere = submit_and_wait(engine, producer, settings, memory(org, new_scope("agent"), TYPO_NEW))
+    assert elsewhere["result"]["near_duplicates"] == []
+
+
+def test_the_backfill_fills_memories_stored_before_the_lexical_signal_and_a_rerun_finds_nothing(
+        infra, engine, producer, settings, pipeline):
+    import json
+    import subprocess
+    import sys
+
+    from sqlalchemy import text
+
+    from ibex_worker import lexical
+
+    org, agent = new_scope(), new_scope("agent")
+    older = [submit_and_wait(engine, producer, settings, memory(org, agent, content))["memory_id"]
+             for content in (TYPO_OLD, "Short one.", "The office plants are watered on Thursdays.")]
+    with engine.begin() as conn:  # as a row stored before migration 000012 reads
+        conn.execute(text("UPDATE memories SET lexical_fingerprint = NULL, lexical_bands = NULL WHERE org_id = :o"),
+                     {"o": org})
+
+    def backfill() -> tuple[dict, str]:
+        done = subprocess.run([sys.executable, "-m", "ibex_worker.cli", "backfill", "--org", org, "--batch", "2"],
+                              env=infra.env(), capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout), done.stderr
+
+    summary, progress = backfill()
+    assert summary == {"filled": 3, "left": 0}
+    assert "2 of 3 memories filled" in progress and "3 of 3 memories filled" in progress
+    for row in query(engine, "SELECT content, lexical_fingerprint, lexical_bands FROM memories WHERE org_id = :o",
+                     o=org):
+        assert (row.lexical_fingerprint, row.lexical_bands) == tuple(lexical.profile(row.content, org, agent).__dict__
+                                                                      .values())
+    assert backfill()[0] == {"filled": 0, "left": 0}
+
+    newer = submit_and_wait(engine, producer, settings, memory(org, agent, TYPO_NEW))
+    assert [n["memory_id"] for n in newer["result"]["near_duplicates"]] == [older[0]]
 
 
 def test_near_duplicates_never_cross_agents_or_orgs(engine, producer, settings, pipeline):

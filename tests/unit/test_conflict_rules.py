@@ -43,12 +43,12 @@ def test_overlap_follows_half_open_intervals_with_null_until_as_infinity(a, b, e
 
 def test_a_newer_sequential_fact_with_the_same_subject_supersedes_the_older_one():
     result = plan(fact("new", JUN), [fact("old", JAN, JUN)])
-    assert result == {"supersedes": ["old"], "superseded_by": [], "escalations": [], "distinct": []}
+    assert result == {"supersedes": ["old"], "superseded_by": [], "escalations": []}
 
 
 def test_a_late_arriving_older_fact_is_superseded_by_the_newer_one_already_stored():
     result = plan(fact("late-old", JAN, JUN), [fact("stored-new", JUN)])
-    assert result == {"supersedes": [], "superseded_by": ["stored-new"], "escalations": [], "distinct": []}
+    assert result == {"supersedes": [], "superseded_by": ["stored-new"], "escalations": []}
 
 
 def test_the_decision_does_not_depend_on_arrival_order():
@@ -68,7 +68,7 @@ def test_the_decision_does_not_depend_on_arrival_order():
 ])
 def test_overlapping_intervals_escalate_instead_of_superseding(new, old):
     assert plan(new, [old]) == {"supersedes": [], "superseded_by": [],
-                                "escalations": [{"candidate_id": "old", "reason": "overlapping_intervals"}], "distinct": []}
+                                "escalations": [{"candidate_id": "old", "reason": "overlapping_intervals"}]}
 
 
 def test_overlapping_intervals_escalate_even_when_subjects_differ():
@@ -87,7 +87,7 @@ def test_overlapping_intervals_escalate_even_when_subjects_differ():
 ])
 def test_a_missing_valid_from_on_either_side_escalates(new, old):
     assert plan(new, [old]) == {"supersedes": [], "superseded_by": [],
-                                "escalations": [{"candidate_id": "old", "reason": "missing_valid_from"}], "distinct": []}
+                                "escalations": [{"candidate_id": "old", "reason": "missing_valid_from"}]}
 
 
 @pytest.mark.parametrize(("new_subject", "old_subject"), [
@@ -98,11 +98,11 @@ def test_a_missing_valid_from_on_either_side_escalates(new, old):
 ])
 def test_sequential_facts_without_a_shared_subject_are_no_conflict(new_subject, old_subject):
     result = plan(fact("new", JUN, subject_key=new_subject), [fact("old", JAN, JUN, old_subject)])
-    assert result == {"supersedes": [], "superseded_by": [], "escalations": [], "distinct": []}
+    assert result == {"supersedes": [], "superseded_by": [], "escalations": []}
 
 
 def test_no_candidates_give_an_empty_plan():
-    assert plan(fact("new", JUN), []) == {"supersedes": [], "superseded_by": [], "escalations": [], "distinct": []}
+    assert plan(fact("new", JUN), []) == {"supersedes": [], "superseded_by": [], "escalations": []}
 
 
 def test_each_candidate_is_decided_on_its_own_rule():
@@ -119,42 +119,14 @@ def test_each_candidate_is_decided_on_its_own_rule():
         "superseded_by": ["after"],
         "escalations": [{"candidate_id": "overlap", "reason": "overlapping_intervals"},
                         {"candidate_id": "undated", "reason": "missing_valid_from"}],
-        "distinct": [],
     }
-
-
-TICKET_A = {"ticket": frozenset({"84898"})}
-TICKET_B = {"ticket": frozenset({"78037"})}
-
-
-@pytest.mark.parametrize(("new", "old"), [
-    pytest.param((None, None), (None, None), id="both undated"),
-    pytest.param((JAN, None), (MAR, None), id="overlapping"),
-    pytest.param((JUN, None), (JAN, JUN), id="sequential with the same subject"),
-])
-def test_facts_about_two_records_of_one_kind_are_no_conflict_whatever_their_validity(new, old):
-    result = plan(Fact("new", *new, SUBJECT, TICKET_A), [Fact("old", *old, SUBJECT, TICKET_B)])
-    assert result == {"supersedes": [], "superseded_by": [], "escalations": [],
-                      "distinct": [{"candidate_id": "old", "records": ["ticket"]}]}
-
-
-@pytest.mark.parametrize(("new_records", "old_records"), [
-    pytest.param(TICKET_A, TICKET_A, id="the same ticket"),
-    pytest.param(TICKET_A, {}, id="only one names a record"),
-    pytest.param(TICKET_A, {"account": frozenset({"78037"})}, id="records of different kinds"),
-    pytest.param({"ticket": frozenset({"84898", "78037"})}, TICKET_B, id="one ticket in common"),
-])
-def test_facts_that_may_be_about_one_record_follow_the_usual_rules(new_records, old_records):
-    result = plan(Fact("new", None, None, SUBJECT, new_records), [Fact("old", None, None, SUBJECT, old_records)])
-    assert result["escalations"] == [{"candidate_id": "old", "reason": "missing_valid_from"}]
-    assert result["distinct"] == []
 
 
 def test_timezone_offsets_are_compared_as_instants():
     # 2024-06-01T02:00+02:00 is 2024-06-01T00:00Z: touching, not overlapping.
     plus_two = datetime(2024, 6, 1, 2, tzinfo=timezone(timedelta(hours=2)))
     result = plan(fact("new", plus_two), [fact("old", JAN, JUN)])
-    assert result == {"supersedes": ["old"], "superseded_by": [], "escalations": [], "distinct": []}
+    assert result == {"supersedes": ["old"], "superseded_by": [], "escalations": []}
 
 
 class _NoDatabase:

@@ -45,12 +45,21 @@ class FixedStore:
 
 
 def test_a_candidate_exactly_at_the_threshold_is_not_a_near_duplicate(monkeypatch):
+    """The embedding threshold is strict (ADR-0055). The store's lexical proposals are
+    stubbed out here: none, and texts unlike the new one."""
+    from types import SimpleNamespace
+
     settings = make_settings()
     store = FixedStore([Candidate("at", 0.92), Candidate("above", 0.9200001), Candidate("below", 0.91)])
     deps = StageDeps(settings=settings, engine=None, vector_store=store)
+    unlike = SimpleNamespace(content="Payroll questions go to the finance team.", content_hash="h",
+                             lexical_fingerprint="f")
+    monkeypatch.setattr(near_dedup.lexical_store, "candidates", lambda *args: [])
+    monkeypatch.setattr(near_dedup.lexical_store, "rows", lambda conn, org, ids: {i: unlike for i in ids})
     monkeypatch.setattr(near_dedup.relationships, "unlinked_partners", lambda *args: set())
-    found, unlinked = near_dedup.find(None, ctx(embedding=[0.0] * 384), deps)
-    assert [c["memory_id"] for c in found] == ["above"] and unlinked == []
+    found, left_out = near_dedup.find(None, ctx(embedding=[0.0] * 384, content="The staging server uses port 8080."),
+                                      deps)
+    assert [c["memory_id"] for c in found] == ["above"] and left_out == []
     assert store.calls == [("org", "agent", 0.92, settings.near_duplicate_candidate_limit)]
 
 

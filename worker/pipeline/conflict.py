@@ -3,9 +3,6 @@
 Half-open validity ``[valid_from, valid_until)``, NULL ``valid_until`` = +inf; two facts
 overlap iff ``a_from < b_until and b_from < a_until``. For each near-duplicate candidate:
 
-- both name a kind of record (ticket, order, account...) with no identifier in common ->
-  two facts about two records, no conflict (``distinct``, with the kinds), whatever their
-  validity: ``ticket 84898`` and ``ticket 78037`` may read alike but both hold;
 - ``valid_from`` missing on either side -> escalate (``missing_valid_from``);
 - intervals overlap -> escalate (``overlapping_intervals``);
 - no overlap, same subject key -> the one with the newer ``valid_from`` supersedes the
@@ -14,20 +11,18 @@ overlap iff ``a_from < b_until and b_from < a_until``. For each near-duplicate c
 - no overlap, different subjects -> no conflict.
 
 Guarantees: ``ctx.conflict`` holds ``supersedes`` (ids the new memory supersedes),
-``superseded_by`` (ids that supersede it), ``escalations`` ({candidate_id, reason}) and
-``distinct`` ({candidate_id, records});
+``superseded_by`` (ids that supersede it) and ``escalations`` ({candidate_id, reason});
 the decision is a pure function of the facts (``plan``). Escalations become durable rows in
 the persist transaction.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from ibex_worker import identifiers
 from ibex_worker.db import tenant_tx
 from ibex_worker.pipeline.context import StageDeps, WriteContext
 from ibex_worker.store import memories
@@ -41,7 +36,6 @@ class Fact:
     valid_from: datetime | None
     valid_until: datetime | None
     subject_key: str | None
-    records: Mapping[str, frozenset[str]] = field(default_factory=dict)  # identifiers.find of the content
 
 
 def overlaps(a: Fact, b: Fact) -> bool:
@@ -52,12 +46,9 @@ def overlaps(a: Fact, b: Fact) -> bool:
 
 
 def plan(new: Fact, candidates: Sequence[Fact]) -> dict[str, list[Any]]:
-    result: dict[str, list[Any]] = {"supersedes": [], "superseded_by": [], "escalations": [], "distinct": []}
+    result: dict[str, list[Any]] = {"supersedes": [], "superseded_by": [], "escalations": []}
     for old in candidates:
-        records = identifiers.distinct_records(new.records, old.records)
-        if records:
-            result["distinct"].append({"candidate_id": old.memory_id, "records": records})
-        elif new.valid_from is None or old.valid_from is None:
+        if new.valid_from is None or old.valid_from is None:
             result["escalations"].append({"candidate_id": old.memory_id, "reason": "missing_valid_from"})
         elif overlaps(new, old):
             result["escalations"].append({"candidate_id": old.memory_id, "reason": "overlapping_intervals"})
@@ -72,14 +63,13 @@ def load_facts(conn: Any, org_id: str, ids: Sequence[str]) -> list[Fact]:
     if not ids:
         return []
     rows = memories.active_facts(conn, org_id, ids)
-    by_id = {str(r.id): Fact(str(r.id), r.valid_from, r.valid_until, r.subject_key, identifiers.find(r.content))
-             for r in rows}
+    by_id = {str(r.id): Fact(str(r.id), r.valid_from, r.valid_until, r.subject_key) for r in rows}
     return [by_id[i] for i in ids if i in by_id]
 
 
 def new_fact(ctx: WriteContext) -> Fact:
     return Fact(ctx.job_id, _time(ctx.request.get("valid_from")), _time(ctx.request.get("valid_until")),
-                ctx.subject_key, identifiers.find(ctx.content or ""))
+                ctx.subject_key)
 
 
 def _skip_reason(ctx: WriteContext, deps: StageDeps) -> str | None:
@@ -103,7 +93,7 @@ def decide(conn: Any, ctx: WriteContext, deps: StageDeps) -> None:
                "escalated" if ctx.conflict["escalations"] else "no_conflict")
     ctx.decide("conflict", result=outcome, rule=RULE_SEQUENTIAL if outcome in ("supersedes", "superseded") else None,
                supersedes=ctx.conflict["supersedes"], superseded_by=ctx.conflict["superseded_by"],
-               escalations=ctx.conflict["escalations"], distinct=ctx.conflict["distinct"], classifier_calls=0)
+               escalations=ctx.conflict["escalations"], classifier_calls=0)
 
 
 def run(ctx: WriteContext, deps: StageDeps) -> WriteContext:

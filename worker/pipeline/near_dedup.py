@@ -1,41 +1,74 @@
 """Stage 5, near_dedup: find near-duplicates of the new memory among the agent's own
-active memories, through ``VectorStore.search`` only.
+active memories, by two signals: the embedding (``VectorStore.search``, similarity strictly
+greater than the threshold in force: ``min_similarity = threshold`` is requested, then ``>``
+is applied, ADR-0055) and the lexical signal (``ibex_worker.lexical``: trigram similarity at
+or above its threshold, or the same word-set fingerprint; candidates proposed by the store's
+band index). Either signal makes a near duplicate; each candidate carries every signal's
+score, and the link's evidence says which fired.
 
-Guarantees: ``ctx.near_duplicates`` lists candidates with similarity strictly greater
-than the threshold in force (``min_similarity = threshold`` is requested, then ``>`` is
-applied, ADR-0055), of the same org and agent, active, never quarantined; an empty corpus
-gives none; a memory whose link with this very text a person removed is left out (named
-in the decision as ``unlinked_by_a_person``). ``ctx.corpus_version`` records the corpus version the answer was read at, so
-persist can tell whether it is still current. A near duplicate is linked, never merged.
+Guarantees: ``ctx.near_duplicates`` lists candidates of the same org and agent, active,
+never quarantined, best first; an empty corpus gives none. Left out, and named in the
+decision's ``left_out``: a memory whose link with this very text a person removed, and a
+memory about another record of the same kind (``ticket 84898`` / ``ticket 78037``: alike,
+but two facts). ``ctx.corpus_version`` records the corpus version the answer was read at,
+so persist can tell whether it is still current. A near duplicate is linked, never merged.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from ibex_worker import identifiers, lexical
 from ibex_worker.db import tenant_tx
 from ibex_worker.pipeline.context import StageDeps, WriteContext
-from ibex_worker.store import corpus, memories, relationships
+from ibex_worker.store import corpus, relationships
+from ibex_worker.store import lexical as lexical_store
 
 
 def find(conn: Any, ctx: WriteContext, deps: StageDeps,
-         since: int | None = None) -> tuple[list[dict[str, Any]], list[str]]:
-    """Candidates over the threshold, best first, and the ids left out because a person
-    removed the link between these very texts; with ``since``, among the memories that
-    became searchable after that corpus version only."""
-    threshold = deps.settings.memory_near_duplicate_sim_threshold
+         since: int | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Near duplicates, best first, and the candidates left out with the reason; with
+    ``since``, among the memories that became searchable after that corpus version only.
+
+    A candidate is a near duplicate when its embedding similarity is strictly above the
+    embedding threshold, or its trigram similarity reaches the lexical threshold, or both
+    texts have the same word-set fingerprint; each carries every signal's score. It is left
+    out when a person removed the link between these very texts (``unlinked_by_a_person``)
+    or when both name a kind of record by different identifiers (``different_records``)."""
+    settings = deps.settings
+    threshold, lexical_threshold = (settings.memory_near_duplicate_sim_threshold,
+                                    settings.memory_near_duplicate_lexical_threshold)
     found = deps.vector_store.search(conn, ctx.org_id, ctx.agent_id, ctx.embedding, model=ctx.embedding_model,
                                      min_similarity=threshold,
-                                     limit=deps.settings.near_duplicate_candidate_limit, since=since)
-    candidates = [{"memory_id": c.memory_id, "similarity": c.similarity} for c in found if c.similarity > threshold]
-    if not candidates:
-        return candidates, []
-    partners = relationships.unlinked_partners(conn, ctx.org_id, ctx.agent_id, ctx.content_hash)
-    if not partners:
-        return candidates, []
-    hashes = memories.content_hashes(conn, ctx.org_id, [c["memory_id"] for c in candidates])
-    unlinked = [c["memory_id"] for c in candidates if hashes.get(c["memory_id"]) in partners]
-    return [c for c in candidates if c["memory_id"] not in unlinked], unlinked
+                                     limit=settings.near_duplicate_candidate_limit, since=since)
+    embedded = {c.memory_id: c.similarity for c in found if c.similarity > threshold}
+    mine = lexical.profile(ctx.content or "", ctx.org_id, ctx.agent_id)
+    proposed = {str(r.id): r for r in lexical_store.candidates(
+        conn, ctx.org_id, ctx.agent_id, mine.bands, mine.fingerprint, ctx.embedding, ctx.embedding_model,
+        settings.near_duplicate_coarse_candidates, since)}
+    missing = [i for i in embedded if i not in proposed]
+    rows = {**proposed, **(lexical_store.rows(conn, ctx.org_id, missing) if missing else {})}
+    kept, left_out = [], []
+    partners = None
+    for memory_id, row in rows.items():
+        similarity = embedded.get(memory_id, getattr(row, "similarity", None))
+        lexical_similarity = lexical.similarity(ctx.content or "", row.content)
+        same_fingerprint = row.lexical_fingerprint == mine.fingerprint
+        if not (memory_id in embedded or same_fingerprint
+                or (lexical_similarity is not None and lexical_similarity >= lexical_threshold)):
+            continue
+        if partners is None:
+            partners = relationships.unlinked_partners(conn, ctx.org_id, ctx.agent_id, ctx.content_hash)
+        records = identifiers.distinct_records(identifiers.find(ctx.content or ""), identifiers.find(row.content))
+        if row.content_hash in partners:
+            left_out.append({"memory_id": memory_id, "why": "unlinked_by_a_person"})
+        elif records:
+            left_out.append({"memory_id": memory_id, "why": "different_records", "records": records})
+        else:
+            kept.append({"memory_id": memory_id, "similarity": similarity, "lexical_similarity": lexical_similarity,
+                         "same_fingerprint": same_fingerprint})
+    kept.sort(key=lambda c: (-max(c["similarity"] or 0.0, c["lexical_similarity"] or 0.0), c["memory_id"]))
+    return kept[:settings.near_duplicate_candidate_limit], left_out
 
 
 def refresh(conn: Any, ctx: WriteContext, deps: StageDeps) -> tuple[list[dict[str, Any]], list[str], str]:
@@ -50,17 +83,20 @@ def refresh(conn: Any, ctx: WriteContext, deps: StageDeps) -> tuple[list[dict[st
     kept = [c for c in prior if c["memory_id"] in still]
     if ctx.corpus_version is None or (len(prior) >= limit and len(kept) < len(prior)):
         return (*find(conn, ctx, deps), "full")
-    arrived, unlinked = find(conn, ctx, deps, since=ctx.corpus_version)
+    arrived, left_out = find(conn, ctx, deps, since=ctx.corpus_version)
     merged = {c["memory_id"]: c for c in kept} | {c["memory_id"]: c for c in arrived}
-    ranked = sorted(merged.values(), key=lambda c: (-c["similarity"], c["memory_id"]))
-    return ranked[:limit], unlinked, "since"
+    ranked = sorted(merged.values(),
+                    key=lambda c: (-max(c["similarity"] or 0.0, c.get("lexical_similarity") or 0.0), c["memory_id"]))
+    return ranked[:limit], left_out, "since"
 
 
-def record(ctx: WriteContext, candidates: list[dict[str, Any]], deps: StageDeps, unlinked: list[str]) -> None:
+def record(ctx: WriteContext, candidates: list[dict[str, Any]], deps: StageDeps,
+           left_out: list[dict[str, Any]]) -> None:
     ctx.near_duplicates = candidates
-    extra = {"unlinked_by_a_person": unlinked} if unlinked else {}
+    extra = {"left_out": left_out} if left_out else {}
     ctx.decide("near_dedup", result="near_duplicate" if candidates else "novel",
                candidates=candidates, threshold=deps.settings.memory_near_duplicate_sim_threshold,
+               lexical_threshold=deps.settings.memory_near_duplicate_lexical_threshold,
                model=ctx.embedding_model, **extra)
 
 
@@ -70,6 +106,6 @@ def run(ctx: WriteContext, deps: StageDeps) -> WriteContext:
         return ctx
     with tenant_tx(deps.engine, ctx.org_id) as conn:
         ctx.corpus_version = corpus.version(conn, ctx.org_id, ctx.agent_id)
-        candidates, unlinked = find(conn, ctx, deps)
-    record(ctx, candidates, deps, unlinked)
+        candidates, left_out = find(conn, ctx, deps)
+    record(ctx, candidates, deps, left_out)
     return ctx

@@ -28,6 +28,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from ibex_worker import lexical
 from ibex_worker.db import tenant_tx
 from ibex_worker.errors import LeaseLost, PermanentError
 from ibex_worker.pipeline import conflict, jobs, near_dedup
@@ -154,13 +155,14 @@ def _insert_memory(conn: Any, ctx: WriteContext, status: str, searchable_since: 
         source=req["source"], status=status, valid_from=req.get("valid_from"), valid_until=req.get("valid_until"),
         subject_key=ctx.subject_key, embedding=ctx.embedding, embedding_model=ctx.embedding_model,
         pii_report=ctx.pii_report, metadata=req.get("metadata") or {}, job_id=ctx.job_id,
-        searchable_since=searchable_since)
+        searchable_since=searchable_since, lexical=lexical.profile(ctx.content or "", ctx.org_id, ctx.agent_id))
 
 
 def _activate(conn: Any, ctx: WriteContext, status: str, searchable_since: int) -> str | None:
     return memories.release_quarantined(
         conn, ctx.org_id, ctx.release_of, status=status, content_hash=ctx.content_hash, embedding=ctx.embedding,
-        embedding_model=ctx.embedding_model, subject_key=ctx.subject_key, searchable_since=searchable_since)
+        embedding_model=ctx.embedding_model, subject_key=ctx.subject_key, searchable_since=searchable_since,
+        lexical=lexical.profile(ctx.content or "", ctx.org_id, ctx.agent_id))
 
 
 def _audit_release(conn: Any, ctx: WriteContext, outcome: str, result_memory_id: str) -> None:
@@ -174,7 +176,19 @@ def _link_near_duplicates(conn: Any, ctx: WriteContext, memory_id: str, deps: St
     for cand in ctx.near_duplicates:
         relationships.insert(conn, ctx.org_id, memory_id, cand["memory_id"], "near_duplicate_of",
                              {"similarity": cand["similarity"], "threshold": threshold, "model": ctx.embedding_model,
-                              "job_id": ctx.job_id}, DECIDED_BY)
+                              "signals": _signals(cand, deps), "job_id": ctx.job_id}, DECIDED_BY)
+
+
+def _signals(candidate: dict[str, Any], deps: StageDeps) -> dict[str, Any]:
+    """Every signal's score and threshold, and whether it fired (ADR-025's evidence)."""
+    embedding, threshold = candidate["similarity"], deps.settings.memory_near_duplicate_sim_threshold
+    lexical_similarity = candidate.get("lexical_similarity")
+    lexical_threshold = deps.settings.memory_near_duplicate_lexical_threshold
+    return {"embedding": {"similarity": embedding, "threshold": threshold,
+                          "fired": embedding is not None and embedding > threshold},
+            "lexical": {"similarity": lexical_similarity, "threshold": lexical_threshold,
+                        "fired": lexical_similarity is not None and lexical_similarity >= lexical_threshold},
+            "fingerprint": {"same": bool(candidate.get("same_fingerprint"))}}
 
 
 def _apply_supersessions(conn: Any, ctx: WriteContext, memory_id: str, plan: dict[str, Any]) -> None:

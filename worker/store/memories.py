@@ -31,10 +31,10 @@ _INSERT = text(
     """
     INSERT INTO memories (org_id, agent_id, content, content_hash, source, status, valid_from, valid_until,
                           subject_key, embedding, embedding_model, pii_report, metadata, created_by_job,
-                          searchable_since)
+                          searchable_since, lexical_fingerprint, lexical_bands)
     VALUES (:org_id, :agent_id, :content, :content_hash, :source, :status, :valid_from, :valid_until,
             :subject_key, :embedding, :embedding_model, CAST(:pii_report AS jsonb), CAST(:metadata AS jsonb),
-            :job_id, :searchable_since)
+            :job_id, :searchable_since, :lexical_fingerprint, CAST(:lexical_bands AS bigint[]))
     ON CONFLICT (org_id, agent_id, content_hash) WHERE status = 'active' AND deleted_at IS NULL DO NOTHING
     RETURNING id
     """
@@ -46,7 +46,7 @@ _LOCK_QUARANTINED = text(
 _RELEASE_QUARANTINED = text(
     "UPDATE memories SET status = :status, content_hash = :content_hash, embedding = :embedding, "
     "embedding_model = :embedding_model, subject_key = :subject_key, searchable_since = :searchable_since, "
-    "updated_at = now() "
+    "lexical_fingerprint = :lexical_fingerprint, lexical_bands = CAST(:lexical_bands AS bigint[]), updated_at = now() "
     "WHERE org_id = :org_id AND id = :id AND status = 'quarantined' AND deleted_at IS NULL RETURNING id"
 ).bindparams(bindparam("embedding", type_=Vector(EMBEDDING_DIM)))
 _MARK_SUPERSEDED = text(
@@ -61,11 +61,8 @@ _REACTIVATE = text(
     "UPDATE memories SET status = 'active', valid_until = :valid_until, searchable_since = :searchable_since, "
     "updated_at = now() WHERE org_id = :org_id AND id = :id AND status = 'superseded' AND deleted_at IS NULL"
 )
-_CONTENT_HASHES = text(
-    "SELECT id, content_hash FROM memories WHERE org_id = :org_id AND id = ANY(:ids)"
-).bindparams(bindparam("ids", type_=ARRAY(UUID(as_uuid=False))))
 _ACTIVE_FACTS = text(
-    "SELECT id, valid_from, valid_until, subject_key, content FROM memories "
+    "SELECT id, valid_from, valid_until, subject_key FROM memories "
     "WHERE org_id = :org_id AND id = ANY(:ids) AND status = 'active' AND deleted_at IS NULL"
 ).bindparams(bindparam("ids", type_=ARRAY(UUID(as_uuid=False))))
 _LOCK_PAIR = text(
@@ -95,7 +92,7 @@ _TOMBSTONE = text(
     UPDATE memories
        SET status = 'deleted', deleted_at = now(), content = '', content_hash = :tombstone_hash, embedding = NULL,
            embedding_model = NULL, subject_key = NULL, metadata = '{}'::jsonb, pii_report = '{}'::jsonb,
-           updated_at = now()
+           lexical_fingerprint = NULL, lexical_bands = NULL, updated_at = now()
      WHERE org_id = :org_id AND id = :id
     """
 )
@@ -116,16 +113,18 @@ def bump_retrieval(conn: Any, org_id: str, memory_id: str) -> int:
 def insert(conn: Any, *, org_id: str, agent_id: str, content: str | None, content_hash: str | None, source: str,
            status: str, valid_from: str | None, valid_until: str | None, subject_key: str | None,
            embedding: Sequence[float] | None, embedding_model: str | None, pii_report: dict[str, Any],
-           metadata: dict[str, Any], job_id: str, searchable_since: int) -> str | None:
+           metadata: dict[str, Any], job_id: str, searchable_since: int,
+           lexical: Any) -> str | None:
     """The new memory's id, or None when an active memory of the agent already holds this
     content hash (nothing is written then). ``searchable_since`` is the corpus version its
-    write gives the agent."""
+    write gives the agent; ``lexical`` the text's ``ibex_worker.lexical.Profile``."""
     row = conn.execute(_INSERT, {
         "org_id": org_id, "agent_id": agent_id, "content": content, "content_hash": content_hash,
         "source": source, "status": status, "valid_from": valid_from, "valid_until": valid_until,
         "subject_key": subject_key, "embedding": embedding, "embedding_model": embedding_model,
         "pii_report": json.dumps(pii_report), "metadata": json.dumps(metadata), "job_id": job_id,
-        "searchable_since": searchable_since,
+        "searchable_since": searchable_since, "lexical_fingerprint": lexical.fingerprint,
+        "lexical_bands": lexical.bands,
     }).first()
     return str(row.id) if row else None
 
@@ -137,13 +136,14 @@ def lock_quarantined(conn: Any, org_id: str, memory_id: str) -> bool:
 
 def release_quarantined(conn: Any, org_id: str, memory_id: str, *, status: str, content_hash: str | None,
                         embedding: Sequence[float] | None, embedding_model: str | None,
-                        subject_key: str | None, searchable_since: int) -> str | None:
+                        subject_key: str | None, searchable_since: int, lexical: Any) -> str | None:
     """The quarantined memory takes ``status`` and the pipeline's results; its id, or None
     when it is no longer quarantined."""
     row = conn.execute(_RELEASE_QUARANTINED, {
         "org_id": org_id, "id": memory_id, "status": status, "content_hash": content_hash,
         "embedding": embedding, "embedding_model": embedding_model, "subject_key": subject_key,
-        "searchable_since": searchable_since,
+        "searchable_since": searchable_since, "lexical_fingerprint": lexical.fingerprint,
+        "lexical_bands": lexical.bands,
     }).first()
     return str(row.id) if row else None
 
@@ -160,7 +160,7 @@ def set_status_and_valid_until(conn: Any, org_id: str, memory_id: str, status: s
 
 
 def active_facts(conn: Any, org_id: str, ids: Sequence[str]) -> list[Any]:
-    """``id, valid_from, valid_until, subject_key, content`` of those memories that are active, in no order."""
+    """``id, valid_from, valid_until, subject_key`` of those memories that are active, in no order."""
     return conn.execute(_ACTIVE_FACTS, {"org_id": org_id, "ids": list(ids)}).all()
 
 
@@ -169,11 +169,6 @@ def reactivate(conn: Any, org_id: str, memory_id: str, valid_until: Any, searcha
     version; False when it was not superseded."""
     return conn.execute(_REACTIVATE, {"org_id": org_id, "id": memory_id, "valid_until": valid_until,
                                       "searchable_since": searchable_since}).rowcount == 1
-
-
-def content_hashes(conn: Any, org_id: str, ids: Sequence[str]) -> dict[str, str]:
-    """``{memory id: content hash}`` of those of ``ids`` that exist."""
-    return {str(r.id): r.content_hash for r in conn.execute(_CONTENT_HASHES, {"org_id": org_id, "ids": list(ids)})}
 
 
 def lock_pair(conn: Any, org_id: str, a: str, b: str) -> list[Any]:

@@ -1,0 +1,45 @@
+"""Near-duplicate quality with the real MiniLM weights, on the labelled pairs of
+``ops.dedup_eval`` (no infrastructure): the held-out figures issue 14 sets targets for, as
+far as they are met, so that a regression fails here. Held-out recall of all linkable pairs
+(0.82, target 0.95) is not met: paraphrases below the 0.92 embedding threshold are the gap
+(``docs/dedup-quality.md``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ops.dedup_eval.evaluate import choose_lexical_threshold, dev_pairs, figures, heldout_pairs, linked, score
+from ibex_worker.config import Settings
+
+SETTINGS = Settings(environment="test")
+EMB, LEX = SETTINGS.memory_near_duplicate_sim_threshold, SETTINGS.memory_near_duplicate_lexical_threshold
+
+
+@pytest.fixture(scope="module")
+def scored():
+    return {"dev": score(dev_pairs()), "heldout": score(heldout_pairs())}
+
+
+def test_the_lexical_threshold_in_force_is_the_one_chosen_on_dev(scored):
+    assert choose_lexical_threshold(scored["dev"], EMB) == LEX
+
+
+def test_held_out_precision_meets_the_target_and_beats_the_embedding_before(scored):
+    combined = figures(scored["heldout"], "combined", EMB, LEX)
+    before = figures(scored["heldout"], "embedding, before", EMB, LEX)
+    assert combined["precision"] >= 0.95
+    assert combined["recall"] > before["recall"] + 0.15
+
+
+def test_held_out_typos_and_spelling_variants_are_linked(scored):
+    variants = [s for s in scored["heldout"] if s.pair.kind in ("typo", "spelling")]
+    assert len(variants) >= 20
+    recall = sum(linked(s, "combined", EMB, LEX) for s in variants) / len(variants)
+    before = sum(linked(s, "embedding, before", EMB, LEX) for s in variants) / len(variants)
+    assert recall >= 0.95 and before < 0.8
+
+
+def test_pairs_about_different_records_are_never_linked(scored):
+    records = [s for s in scored["heldout"] if s.pair.kind == "record"]
+    assert records and not any(linked(s, "combined", EMB, LEX) for s in records)
+    assert sum(linked(s, "embedding, before", EMB, LEX) for s in records) >= len(records) // 2

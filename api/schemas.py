@@ -106,7 +106,10 @@ class Accepted(BaseModel):
 
 class NearDuplicate(BaseModel):
     memory_id: str
-    similarity: float
+    similarity: float | None = Field(description="embedding cosine similarity; null when the other memory has no "
+                                                 "vector of this model (found by the lexical signal alone)")
+    lexical_similarity: float | None = Field(None, description="character-trigram similarity; null for texts too "
+                                                               "short to compare this way")
 
 
 class Created(_Open):

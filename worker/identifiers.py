@@ -16,8 +16,11 @@ An identifier is found two ways, in the redacted content:
 Values are compared case-insensitively. Placeholders (``[PHONE_NUMBER]``) are never
 identifiers: a redacted value cannot be compared. The finder is conservative on purpose: a
 missed identifier leaves the pair to the usual rules (escalated when in doubt), while a
-wrong one would hide a real conflict, so values of one or two characters, and codes such
-as ``SHA-256`` or ``AES-128`` with fewer than four digits, are not taken.
+wrong one would hide a real conflict. So these are not taken: values of one or two
+characters; amounts and quantities (a number followed by a unit or a currency, a decimal
+number, a bare number under five digits after a noun that also counts things, such as
+"quote 1200 for the roof" or "order 500"); codes with fewer than four digits (``SHA-256``);
+codes of standards and algorithms (``ISO-9001``).
 """
 
 from __future__ import annotations
@@ -34,9 +37,22 @@ RECORD_NOUNS = (
 _NOUN = "|".join(sorted((re.escape(n).replace(r"\ ", r"\s+") for n in RECORD_NOUNS), key=len, reverse=True))
 _ONE = r"#?(?=[A-Za-z0-9_/.-]*\d)[A-Za-z0-9]+(?:[-_/.][A-Za-z0-9]+)*"  # holds a digit
 _VALUES = rf"(?P<values>{_ONE}(?:\s*(?:,|&|\band\b|\bor\b)\s*{_ONE})*)"
-_MARKER = r"(?:\s+(?:no\.?|nr\.?|number|num\.?|id|ref\.?|code))?\s*(?:[:#]\s*)?"
+_MARKER = r"(?P<marker>(?:\s+(?:no\.?|nr\.?|number|num\.?|id|ref\.?|code))?\s*(?:[:#]\s*)?)"
 _BY_NOUN = re.compile(rf"(?<![\w\[])(?P<kind>{_NOUN})(?:e?s)?\b{_MARKER}{_VALUES}(?![\w\]])", re.IGNORECASE)
 _CODE = re.compile(r"(?<![\w\[-])(?P<kind>[A-Z]{2,6})-?(?P<value>\d{4,}(?:-\d+)*)(?![\w\]-])")
+# A number followed by one of these is an amount or a quantity ("order 500 units", "payment
+# 250 EUR"), and a decimal number is one too: a value of the record, not its identifier.
+_AMOUNT_AFTER = re.compile(r"\s*(?:[%€$£¥]|(?:units?|pcs|pieces?|items?|boxes|pallets?|copies|seats|licen[cs]es|"
+                           r"eur|euros?|usd|dollars?|gbp|pounds?|chf|jpy|yen|kg|g|lbs?|tons?|tonnes?|km|miles?|"
+                           r"days?|weeks?|months?|years?|hours?|minutes?|times|per|x)\b)", re.IGNORECASE)
+_DECIMAL = re.compile(r"^\d+[.,]\d+$")
+# Nouns that also count things: a short bare number after them ("quote 1200 for the roof") is
+# taken as an identifier only with a marker ("quote #1200", "quote no. 1200") or five digits.
+_AMOUNT_PRONE = frozenset({"order", "payment", "quote", "receipt", "refund", "transaction", "loan", "invoice"})
+_SHORT_BARE = 5
+# Standards and algorithms are named by codes too, but two of them are two values of one
+# setting ("certified to ISO-9001" / "ISO-27001"), not two records.
+_NOT_RECORD_CODES = frozenset({"iso", "iec", "rfc", "en", "din", "ieee", "ansi", "utf", "pep", "sha", "aes", "md"})
 _ONE_VALUE = re.compile(_ONE)
 _MIN_VALUE_CHARS = 3
 
@@ -45,13 +61,19 @@ def find(content: str) -> dict[str, frozenset[str]]:
     """The record identifiers ``content`` names: ``{kind: {value, ...}}``, lower-case."""
     found: dict[str, set[str]] = {}
     for match in _BY_NOUN.finditer(content):
+        if _AMOUNT_AFTER.match(content, match.end()):
+            continue
         kind = " ".join(match.group("kind").lower().split())
-        for value in _ONE_VALUE.findall(match.group("values")):
-            value = value.lstrip("#").lower()
-            if len(value) >= _MIN_VALUE_CHARS:
+        marked = bool(match.group("marker").strip())
+        for raw in _ONE_VALUE.findall(match.group("values")):
+            value = raw.lstrip("#").lower()
+            bare_short = value.isdigit() and len(value) < _SHORT_BARE and not marked and not raw.startswith("#")
+            if len(value) >= _MIN_VALUE_CHARS and not _DECIMAL.match(value) and not (
+                    kind in _AMOUNT_PRONE and bare_short):
                 found.setdefault(kind, set()).add(value)
     for match in _CODE.finditer(content):
-        found.setdefault(match.group("kind").lower(), set()).add(match.group("value"))
+        if match.group("kind").lower() not in _NOT_RECORD_CODES:
+            found.setdefault(match.group("kind").lower(), set()).add(match.group("value"))
     return {kind: frozenset(values) for kind, values in found.items()}
 
 

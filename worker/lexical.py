@@ -29,11 +29,18 @@ import numpy as np
 MIN_CHARS = 12
 BANDS, ROWS = 16, 3
 _PRIME = (1 << 61) - 1
+
+
+def _coefficient(name: str, i: int, bits: int) -> int:
+    return int.from_bytes(hashlib.blake2b(f"ibex-lexical-{name}-{i}".encode(), digest_size=8).digest(), "big") % (
+        1 << bits)
+
+
 # Hash functions h(x) = (a * x + b) mod p over 32-bit trigram hashes: a < 2**29 keeps a * x + b
-# inside 64 bits. Fixed seeds: a text's bands must not change between processes or releases.
-_rng = np.random.default_rng(20261202)
-_A = _rng.integers(1, 1 << 29, size=BANDS * ROWS, dtype=np.uint64)[:, None]
-_B = _rng.integers(0, 1 << 61, size=BANDS * ROWS, dtype=np.uint64)[:, None]
+# inside 64 bits. Derived from fixed strings, not a random generator whose stream may change
+# with NumPy: stored bands must stay comparable with new ones across processes and releases.
+_A = np.array([_coefficient("a", i, 29) | 1 for i in range(BANDS * ROWS)], dtype=np.uint64)[:, None]
+_B = np.array([_coefficient("b", i, 61) for i in range(BANDS * ROWS)], dtype=np.uint64)[:, None]
 _SEPARATORS = re.compile(r"[^\w\[\]]+|_", re.UNICODE)
 
 
@@ -83,7 +90,7 @@ def _bands(grams: frozenset[str], org_id: str, agent_id: str) -> list[int]:
     scope = f"{org_id}\x00{agent_id}".encode()
     out = []
     for band in range(BANDS):
-        rows = mins[band * ROWS:(band + 1) * ROWS].tobytes()
+        rows = mins[band * ROWS:(band + 1) * ROWS].astype("<u8").tobytes()
         digest = hashlib.blake2b(scope + bytes([band]) + rows, digest_size=8).digest()
         out.append(int.from_bytes(digest, "big", signed=True))
     return out

@@ -6,9 +6,10 @@ is audited in ``memory_relationship_decisions``: who, when, why (a reason, store
 the write path's PII analysis), the removed link's evidence and who had decided it, and the
 content hashes of both memories. Undoing a call undoes its effect:
 
-- ``near_duplicate_of``: the pair is no longer linked, and a later write of the same text is
-  not linked to the same text again (``near_dedup`` leaves it out); a changed text is a new
-  pair and may be linked;
+- ``near_duplicate_of``: the pair is no longer linked, its open escalations (raised because
+  the two were near duplicates) end ``withdrawn``, decided by the person, and a later write
+  of the same text is not linked to the same text again (``near_dedup`` leaves it out) while
+  both memories exist; a changed text is a new pair and may be linked;
 - ``contradicts``: the pair is no longer linked; both stay as they are;
 - ``supersedes``: the superseded memory is active again, unless another memory still
   supersedes it, with the ``valid_until`` it had before the escalation worker closed it
@@ -33,7 +34,7 @@ from ibex_worker.db import tenant_tx
 from ibex_worker.errors import FieldIssue, IbexError, ValidationFailed
 from ibex_worker.limits import NOTE_MAX_CHARS
 from ibex_worker.review import MemoryNotFound, parse_id
-from ibex_worker.store import corpus, memories, relationships
+from ibex_worker.store import corpus, escalations, memories, relationships
 
 if TYPE_CHECKING:
     from ibex_worker.adapters.redactor import Redactor
@@ -57,29 +58,29 @@ class ReactivationBlocked(IbexError):
 
 def remove(engine: Any, org_id: str, memory_id: str, other_id: str, kind: str, reason: str | None,
            decided_by: str, agent_ids: Sequence[str] | None = None,
-           reason_redactor: Callable[[], Redactor] | None = None) -> dict[str, Any]:
-    """Remove the ``kind`` link between the two memories; returns what was removed
-    (``decision_id``, ``source``, ``target``, ``type``, ``reactivated``, ``decided_at``).
-    Raises ``ValidationFailed``, ``LinkNotFound``, ``ReactivationBlocked`` or
-    ``TransientError`` (the reason's PII analysis could not run)."""
+           reason_redactor: Callable[[], Redactor] | None = None) -> None:
+    """Remove the ``kind`` link between the two memories. Raises ``ValidationFailed``,
+    ``LinkNotFound``, ``ReactivationBlocked`` or ``TransientError`` (the reason's PII
+    analysis could not run). Locks in the escalation worker's order: the pair's open
+    escalations, the agent's corpus row, the memories, the links."""
     _check(kind, reason)
     a, b = _ids(memory_id, other_id)
     with tenant_tx(engine, org_id) as conn:
         _pair(conn, org_id, a, b, kind, agent_ids, lock=False)
     stored_reason = notes.redacted(reason.strip(), reason_redactor, "reason") if reason and reason.strip() else None
     with tenant_tx(engine, org_id) as conn:
+        open_escalations = escalations.lock_open_between(conn, org_id, a, b) if kind == "near_duplicate_of" else []
         agent_id, rows, links = _pair(conn, org_id, a, b, kind, agent_ids, lock=True)
         hashes = {memory: row.content_hash for memory, row in rows.items()}
         reactivated: list[str] = []
         for link in links:
-            decision = relationships.remove(conn, org_id, agent_id, link, hashes, decided_by, stored_reason)
+            relationships.remove(conn, org_id, agent_id, link, hashes, decided_by, stored_reason)
             if kind == "supersedes":
                 reactivated += _reactivate(conn, org_id, agent_id, link, rows[str(link.target_memory_id)])
-    source, target = str(links[0].source_memory_id), str(links[0].target_memory_id)
-    log.info("relationship_removed", org_id=org_id, source=source, target=target, type=kind,
-             links=len(links), reactivated=len(reactivated))
-    return {"decision_id": str(decision.id), "source": source, "target": target, "type": kind,
-            "reactivated": reactivated, "decided_at": decision.decided_at.isoformat()}
+        withdrawn = _withdraw(conn, org_id, open_escalations, decided_by, a, b)
+    log.info("relationship_removed", org_id=org_id, source=str(links[0].source_memory_id),
+             target=str(links[0].target_memory_id), type=kind, links=len(links), reactivated=len(reactivated),
+             escalations_withdrawn=len(withdrawn))
 
 
 def _check(kind: str, reason: str | None) -> None:
@@ -114,7 +115,7 @@ def _pair(conn: Any, org_id: str, a: str, b: str, kind: str, agent_ids: Sequence
     if lock:
         corpus.lock(conn, org_id, agent_id)
         rows = memories.lock_pair(conn, org_id, a, b)
-    links = relationships.lock_between(conn, org_id, a, b, kind)
+    links = relationships.between(conn, org_id, a, b, kind, lock=lock)
     if not links:
         raise LinkNotFound("no such relationship")
     return agent_id, {str(r.id): r for r in rows}, links
@@ -129,10 +130,18 @@ def _reactivate(conn: Any, org_id: str, agent_id: str, link: Any, older: Any) ->
     twin = memories.find_active_by_hash(conn, org_id, agent_id, older.content_hash)
     if twin is not None:
         raise ReactivationBlocked(twin)
-    searchable_since = corpus.lock(conn, org_id, agent_id) + 1  # the version the bump below gives the corpus
+    searchable_since = corpus.version(conn, org_id, agent_id) + 1  # locked by _pair; the version the bump gives
     memories.reactivate(conn, org_id, older_id, _valid_until_before(link, older.valid_until), searchable_since)
     corpus.bump(conn, org_id, agent_id)
     return [older_id]
+
+
+def _withdraw(conn: Any, org_id: str, ids: list[str], decided_by: str, a: str, b: str) -> list[str]:
+    withdrawn = escalations.withdraw(conn, org_id, ids, decided_by, escalations.UNLINKED_REASON) if ids else []
+    for escalation_id in withdrawn:
+        escalations.log_decision(conn, org_id, escalation_id, outcome="withdrawn", decided_by=decided_by,
+                                 reason=escalations.UNLINKED_REASON, details={"memories": sorted((a, b))})
+    return withdrawn
 
 
 def _valid_until_before(link: Any, current: datetime | None) -> Any:

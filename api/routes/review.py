@@ -142,7 +142,7 @@ async def remove_relationship(
                        f"api_key:{key.id}", agent_filter(key), lambda: shared_redactor(state.settings))
     except links.LinkNotFound:
         raise ApiError(404, "NOT_FOUND", "no such relationship") from None
-    except links.ReactivationBlocked as exc:
+    except links.ReactivationBlocked as exc:  # nothing changed
         raise ApiError(409, exc.code, exc.message, extra={"memory_id": exc.memory_id}) from None
     except ValidationFailed as exc:
         raise from_ibex_error(exc, state.settings) from None

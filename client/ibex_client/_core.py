@@ -25,7 +25,8 @@ KEY_PREFIX = "ibex-client-"
 @dataclass(frozen=True)
 class NearDuplicate:
     memory_id: str
-    similarity: float
+    similarity: float | None          # embedding; None when only the lexical signal could compare
+    lexical_similarity: float | None = None
 
 
 @dataclass(frozen=True)
@@ -249,11 +250,16 @@ def write_result(status: int, body: Mapping[str, Any], headers: Mapping[str, str
     raise error_from(status, body, headers)
 
 
+def _number(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
 def result_from_final(body: Mapping[str, Any], key: str | None, *, replayed: bool = False) -> WriteResult:
     return WriteResult(
         job_id=body.get("job_id"), status=str(body.get("status", "active")), idempotency_key=key,
         memory_id=body.get("memory_id"), outcome=body.get("outcome"),
-        near_duplicates=tuple(NearDuplicate(str(n["memory_id"]), float(n["similarity"]))
+        near_duplicates=tuple(NearDuplicate(str(n["memory_id"]), _number(n.get("similarity")),
+                                            _number(n.get("lexical_similarity")))
                               for n in body.get("near_duplicates") or ()),
         supersedes=tuple(body.get("supersedes") or ()), superseded_by=tuple(body.get("superseded_by") or ()),
         escalations=tuple(str(e) for e in body.get("escalations") or ()), replayed=replayed)

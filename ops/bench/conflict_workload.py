@@ -212,8 +212,9 @@ def _read_outcome(dsn: str, keys: dict[str, int]) -> tuple[list[dict[str, Any]],
     pair = (lambda a, b: frozenset((by_memory.get(str(a), -1), by_memory.get(str(b), -2))))
     escalations = [{"pair": pair(r[0], r[1]), "reason": r[2]} for r in rows]
     verdicts = Counter(rules_verdict(r[4], r[3]).outcome for r in rows)
-    return escalations, {pair(s, t) for s, t in links}, verdicts, {"writes_per_s": round(len(keys) / float(span), 1),
-                                                                   "near_duplicate_links": int(near)}
+    rate = {"writes_per_s": round(len(keys) / float(span), 1),
+            "near_duplicate_links_per_1000_writes": round(int(near) * 1000.0 / len(keys), 1)}
+    return escalations, {pair(s, t) for s, t in links}, verdicts, rate
 
 
 def main() -> None:

@@ -2,7 +2,8 @@
 -- two memories ("these are not near duplicates"): the removal is audited here, with who,
 -- when, why (a redacted reason) and the removed link's evidence. The content hashes of the
 -- pair as it read then let the pipeline leave that pair unlinked when the same texts are
--- written again; a changed text is a new pair. Ids and hashes only; no content.
+-- written again; a changed text is a new pair. Ids and hashes only; no content. Deleting
+-- one of the memories clears the hashes (the deleted text written again is a new pair).
 CREATE TABLE memory_relationship_decisions (
     org_id              text        NOT NULL,
     id                  uuid        NOT NULL DEFAULT gen_random_uuid(),
@@ -11,8 +12,8 @@ CREATE TABLE memory_relationship_decisions (
     target_memory_id    uuid        NOT NULL,
     relationship_type   text        NOT NULL,
     action              text        NOT NULL DEFAULT 'removed',
-    source_content_hash text        NOT NULL,
-    target_content_hash text        NOT NULL,
+    source_content_hash text,                  -- NULL once either memory was deleted
+    target_content_hash text,
     evidence            jsonb       NOT NULL DEFAULT '{}'::jsonb,  -- the removed link's, and who had decided it
     decided_by          text        NOT NULL,
     reason              text,                  -- redacted by the write path's PII analysis, or absent
@@ -31,6 +32,8 @@ CREATE INDEX memory_relationship_decisions_by_target_hash
     ON memory_relationship_decisions (org_id, agent_id, target_content_hash) WHERE relationship_type = 'near_duplicate_of';
 CREATE INDEX memory_relationship_decisions_memories
     ON memory_relationship_decisions (org_id, source_memory_id, target_memory_id);
+CREATE INDEX memory_relationship_decisions_targets
+    ON memory_relationship_decisions (org_id, target_memory_id);
 
 ALTER TABLE memory_relationship_decisions ENABLE ROW LEVEL SECURITY;
 ALTER TABLE memory_relationship_decisions FORCE ROW LEVEL SECURITY;
@@ -38,6 +41,8 @@ CREATE POLICY tenant_isolation ON memory_relationship_decisions TO ibex_tenant
     USING (org_id = current_setting('ibex.org_id', true))
     WITH CHECK (org_id = current_setting('ibex.org_id', true));
 CREATE POLICY maintenance ON memory_relationship_decisions TO ibex_maint USING (true) WITH CHECK (true);
--- Append-only for the application, but an agent's erasure leaves no row of its memories.
-GRANT SELECT, INSERT, DELETE ON memory_relationship_decisions TO ibex_tenant;
+-- Insert-only for the application, but a deleted memory's hashes are cleared and an agent's
+-- erasure leaves no row of its memories.
+GRANT SELECT, INSERT, UPDATE (source_content_hash, target_content_hash), DELETE
+    ON memory_relationship_decisions TO ibex_tenant;
 GRANT SELECT, INSERT ON memory_relationship_decisions TO ibex_maint;

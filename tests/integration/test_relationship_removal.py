@@ -7,6 +7,7 @@ the field or answers the same 404, and is refused before the reason meets the PI
 from __future__ import annotations
 
 import pytest
+from sqlalchemy import text
 
 from tests.api_support import api, assert_envelope, make_key  # noqa: F401 (fixtures)
 from tests.conftest import memory, new_scope, query
@@ -62,8 +63,15 @@ def test_a_removed_near_duplicate_link_is_audited_and_the_same_texts_are_not_lin
         assert_envelope(client.delete(f"/v1/memories/{a['memory_id']}/relationships/{b['memory_id']}",
                                       params={"type": "near_duplicate_of"}), 404, "NOT_FOUND")
 
-        # The same text written again (its memory deleted first) is not linked to the same text again.
-        assert client.delete(f"/v1/memories/{b['memory_id']}").status_code == 204
+        # The escalation the pair raised as near duplicates (both undated) ends with the link.
+        [escalation] = query(engine, "SELECT * FROM memory_conflict_escalations WHERE org_id = :o", o=org)
+        assert (escalation.status, escalation.outcome, escalation.decided_by) == \
+            ("resolved", "withdrawn", audit.decided_by)
+
+        # The same text stated again (the first statement superseded meanwhile) is not linked to the same text.
+        with engine.begin() as conn:
+            conn.execute(text("UPDATE memories SET status = 'superseded' WHERE org_id = :o AND id = :i"),
+                         {"o": org, "i": b["memory_id"]})
         again = _write(client, org, agent, PORT_NEW)
         assert again["memory_id"] != b["memory_id"]
         assert _links(client, again["memory_id"]) == []
@@ -74,6 +82,12 @@ def test_a_removed_near_duplicate_link_is_audited_and_the_same_texts_are_not_lin
         # A different text is a new pair: it is linked as usual.
         other = _write(client, org, agent, PORT_THIRD)
         assert ("near_duplicate_of", "outgoing", a["memory_id"]) in _links(client, other["memory_id"])
+
+        # Deleting a memory of the pair keeps the audit but not its content hashes.
+        assert client.delete(f"/v1/memories/{b['memory_id']}").status_code == 204
+        [audit] = _removals(engine, org)
+        assert (audit.source_content_hash, audit.target_content_hash) == (None, None)
+        assert audit.decided_by.startswith("api_key:") and str(audit.source_memory_id) == b["memory_id"]
 
 
 def test_undoing_a_supersession_makes_the_older_memory_active_again(api, make_key, engine, pipeline):

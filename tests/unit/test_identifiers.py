@@ -33,6 +33,11 @@ def test_a_record_noun_with_a_value_or_a_code_names_a_record(content, expected):
     "Regarding ticket [PHONE_NUMBER], call back.",
     "The customer renews the Atlas contract every September.",
     "The standup is at 9am on Mondays.",
+    "Order 500 units of paper every Monday.",
+    "Payment 250 EUR was received on Friday.",
+    "Refund 45.00 approved for the damaged parcel.",
+    "Quote 1200 for the new roof was accepted.",
+    "The lab is certified to ISO-9001 and RFC-7231 compliant.",
 ])
 def test_values_settings_and_placeholders_are_not_records(content):
     assert find(content) == {}

@@ -31,8 +31,6 @@ class VectorStore(Protocol):
     def search(self, conn: Any, org_id: str, agent_id: str, vector: Sequence[float], *, model: str,
                min_similarity: float, limit: int, since: int | None = None) -> list[Candidate]: ...
 
-    def still_searchable(self, conn: Any, org_id: str, ids: Sequence[str], *, model: str) -> set[str]: ...
-
 
 class PgVectorStore:
     def __init__(self, coarse: int = 64) -> None:
@@ -47,7 +45,3 @@ class PgVectorStore:
                                    limit=limit)
         found = [Candidate(str(row.id), float(row.similarity)) for row in rows]
         return [c for c in found if c.similarity >= min_similarity]
-
-    def still_searchable(self, conn: Any, org_id: str, ids: Sequence[str], *, model: str) -> set[str]:
-        """Those of ``ids`` that ``search`` for ``model`` would still consider."""
-        return vectors.still_searchable(conn, org_id, ids, model=model)

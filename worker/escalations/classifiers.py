@@ -169,7 +169,8 @@ def rules_verdict(a: str, b: str) -> Verdict:
 
 def _values_only_changed(a: list[str], b: list[str]) -> bool:
     """Same length, and every word that differs is a month or weekday swapped for another of
-    its set, or a number for a number, with at least one such word: a date or a day moved."""
+    its set, or a number for a number, with at least one month or weekday among them (numbers
+    alone are ``different_numbers``): a date or a day moved."""
     diffs = [(x, y) for x, y in zip(a, b) if x != y] if len(a) == len(b) else []
     return any(not _NUMBER.match(x) for x, _ in diffs) and all(
         (_NUMBER.match(x) and _NUMBER.match(y)) or any(x in cls and y in cls for cls in _VALUE_CLASSES)

@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
+from ibex_worker import notes
 from ibex_worker.cursor import page, page_start
 from ibex_worker.db import tenant_tx
-from ibex_worker import notes
 from ibex_worker.errors import FieldIssue, IbexError, ValidationFailed
 from ibex_worker.escalations import apply as applying
 from ibex_worker.limits import LIST_LIMIT_MAX, NOTE_MAX_CHARS

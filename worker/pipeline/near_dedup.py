@@ -21,7 +21,7 @@ from typing import Any
 from ibex_worker import identifiers, lexical
 from ibex_worker.db import tenant_tx
 from ibex_worker.pipeline.context import StageDeps, WriteContext
-from ibex_worker.store import corpus, relationships
+from ibex_worker.store import corpus, memories, relationships
 from ibex_worker.store import lexical as lexical_store
 
 
@@ -54,7 +54,7 @@ def find(conn: Any, ctx: WriteContext, deps: StageDeps,
         similarity = embedded.get(memory_id, getattr(row, "similarity", None))
         lexical_similarity = lexical.similarity(ctx.content or "", row.content)
         same_fingerprint = row.lexical_fingerprint == mine.fingerprint
-        if not (memory_id in embedded or same_fingerprint
+        if not ((similarity is not None and similarity > threshold) or same_fingerprint
                 or (lexical_similarity is not None and lexical_similarity >= lexical_threshold)):
             continue
         if partners is None:
@@ -71,15 +71,14 @@ def find(conn: Any, ctx: WriteContext, deps: StageDeps,
     return kept[:settings.near_duplicate_candidate_limit], left_out
 
 
-def refresh(conn: Any, ctx: WriteContext, deps: StageDeps) -> tuple[list[dict[str, Any]], list[str], str]:
+def refresh(conn: Any, ctx: WriteContext, deps: StageDeps) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str]:
     """The candidates as of now, from those found at ``ctx.corpus_version``: the earlier ones
-    still searchable plus those that arrived since, best first (``"since"``). When a full
+    still active plus those that arrived since, best first (``"since"``). When a full
     list lost one, a memory beyond its cut may now belong in it, so the whole search runs
     again (``"full"``)."""
     limit = deps.settings.near_duplicate_candidate_limit
     prior = ctx.near_duplicates
-    still = deps.vector_store.still_searchable(conn, ctx.org_id, [c["memory_id"] for c in prior],
-                                               model=ctx.embedding_model)
+    still = {str(r.id) for r in memories.active_facts(conn, ctx.org_id, [c["memory_id"] for c in prior])}
     kept = [c for c in prior if c["memory_id"] in still]
     if ctx.corpus_version is None or (len(prior) >= limit and len(kept) < len(prior)):
         return (*find(conn, ctx, deps), "full")

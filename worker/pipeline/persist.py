@@ -101,8 +101,8 @@ def _reroute_to_embed(conn: Any, ctx: WriteContext) -> PersistOutcome:
 def _recompute(conn: Any, ctx: WriteContext, deps: StageDeps, version: int) -> None:
     """The corpus changed since near_dedup read it: decide again, now under the lock, looking
     only at what changed since (``near_dedup.refresh``)."""
-    candidates, unlinked, scope = near_dedup.refresh(conn, ctx, deps)
-    near_dedup.record(ctx, candidates, deps, unlinked)
+    candidates, left_out, scope = near_dedup.refresh(conn, ctx, deps)
+    near_dedup.record(ctx, candidates, deps, left_out)
     conflict.decide(conn, ctx, deps)
     ctx.decide("persist", result="recomputed", scope=scope, read_version=ctx.corpus_version, current_version=version)
     ctx.corpus_version = version
@@ -129,7 +129,8 @@ def _create(conn: Any, ctx: WriteContext, deps: StageDeps, started: float, versi
     if status == "active" or plan.get("supersedes"):
         corpus.bump(conn, ctx.org_id, ctx.agent_id)
     body = {"job_id": ctx.job_id, "memory_id": memory_id, "status": status, "outcome": outcome,
-            "near_duplicates": [{"memory_id": c["memory_id"], "similarity": c["similarity"]} for c in ctx.near_duplicates],
+            "near_duplicates": [{"memory_id": c["memory_id"], "similarity": c["similarity"],
+                                 "lexical_similarity": c.get("lexical_similarity")} for c in ctx.near_duplicates],
             "supersedes": list(plan.get("supersedes", [])), "superseded_by": list(plan.get("superseded_by", [])),
             "escalations": escalation_ids}
     ctx.decide("persist", result=outcome, memory_id=memory_id, status=status)

@@ -1,8 +1,9 @@
 """Removing memories in the caller's transaction.
 
 - ``erase``: one memory; a tombstone stays (ids and times), and every table's part of the
-  memory goes - labels, relationships, content, embedding, subject key, metadata, PII report,
-  the requests of its finished jobs; the escalations naming it are withdrawn. Used by a
+  memory goes - labels, relationships, content, embedding, lexical signal, subject key,
+  metadata, PII report, the requests of its finished jobs, the content hashes in a person's
+  removals of its links; the escalations naming it are withdrawn. Used by a
   delete, an erasure of listed memories, and a release that replaces the quarantined row.
 - ``remove_agent_batch`` and ``refuse_agent_jobs``: an erasure of a whole agent, which leaves
   no row of the agent's memories at all (no other agent's memory links to them: near-dup
@@ -66,6 +67,7 @@ def erase(conn: Any, org_id: str, key: str, decided_by: str) -> dict[str, int]:
     escalations naming it withdrawn, its jobs scrubbed. Returns what it removed, by kind."""
     labels = memories.delete_labels(conn, org_id, key)
     links = relationships.delete_naming(conn, org_id, key)
+    relationships.forget_hashes(conn, org_id, key)
     withdrawn = escalations.withdraw_naming(conn, org_id, key, DELETED_BY_SYSTEM)
     for escalation_id in withdrawn:
         escalations.log_decision(conn, org_id, escalation_id, outcome="withdrawn", decided_by=DELETED_BY_SYSTEM,

@@ -14,9 +14,10 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import bindparam, text
-from sqlalchemy.dialects.postgresql import ARRAY, TEXT
+from sqlalchemy.dialects.postgresql import ARRAY, TEXT, UUID
 
 WITHDRAWN_REASON = "a memory it names was deleted"
+UNLINKED_REASON = "a person removed the near-duplicate link between the two memories"
 _COLUMNS = ("id, org_id, agent_id, memory_id, candidate_id, reason, evidence, status, outcome, decided_by, "
             "decision_reason, decided_at, attempts, next_attempt_at, last_error, created_by_job, created_at, "
             "updated_at")
@@ -99,6 +100,20 @@ _COUNT_UNRESOLVED = text(
     "WHERE status IN ('pending', 'claimed', 'needs_review', 'dead') "
     "AND (cardinality(CAST(:org_ids AS text[])) = 0 OR org_id = ANY(:org_ids)) GROUP BY status"
 ).bindparams(bindparam("org_ids", type_=ARRAY(TEXT)))
+_LOCK_OPEN_BETWEEN = text(
+    "SELECT id FROM memory_conflict_escalations WHERE org_id = :org_id AND status <> 'resolved' "
+    "AND ((memory_id = :a AND candidate_id = :b) OR (memory_id = :b AND candidate_id = :a)) ORDER BY id FOR UPDATE"
+)
+_WITHDRAW = text(
+    """
+    UPDATE memory_conflict_escalations
+       SET status = 'resolved', outcome = 'withdrawn', decided_by = :decided_by,
+           decision_reason = :reason, decided_at = now(),
+           lease_token = NULL, lease_expires_at = NULL, updated_at = now()
+     WHERE org_id = :org_id AND id = ANY(:ids) AND status <> 'resolved'
+    RETURNING id
+    """
+).bindparams(bindparam("ids", type_=ARRAY(UUID(as_uuid=False))))
 _WITHDRAW_NAMING = text(
     """
     UPDATE memory_conflict_escalations
@@ -198,6 +213,17 @@ def count_unresolved(conn: Any, org_ids: Sequence[str]) -> dict[str, int]:
     """Unresolved escalations of ``org_ids`` (all orgs when empty), by status; statuses
     with none are absent."""
     return {row.status: int(row.n) for row in conn.execute(_COUNT_UNRESOLVED, {"org_ids": list(org_ids)})}
+
+
+def lock_open_between(conn: Any, org_id: str, a: str, b: str) -> list[str]:
+    """Lock the unresolved escalations of the pair (either way round); their ids."""
+    return [str(r.id) for r in conn.execute(_LOCK_OPEN_BETWEEN, {"org_id": org_id, "a": a, "b": b})]
+
+
+def withdraw(conn: Any, org_id: str, ids: Sequence[str], decided_by: str, reason: str) -> list[str]:
+    """Resolve those escalations as ``withdrawn``; the ids that were still open."""
+    params = {"org_id": org_id, "ids": list(ids), "decided_by": decided_by, "reason": reason}
+    return [str(r.id) for r in conn.execute(_WITHDRAW, params)]
 
 
 def withdraw_naming(conn: Any, org_id: str, memory_id: str, decided_by: str) -> list[str]:

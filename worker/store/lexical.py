@@ -15,20 +15,22 @@ from sqlalchemy.dialects.postgresql import ARRAY, BIGINT, UUID
 
 from ibex_worker.store.vectors import EMBEDDING_DIM
 
-_CANDIDATES = text(
-    """
+_SELECT = """
     SELECT id, content, content_hash, lexical_fingerprint,
            CASE WHEN embedding_model = :model AND embedding IS NOT NULL
                 THEN 1 - (embedding <=> :vector) END AS similarity
       FROM memories
      WHERE org_id = :org_id AND agent_id = :agent_id AND status = 'active' AND deleted_at IS NULL
-       AND (lexical_bands && :bands OR lexical_fingerprint = :fingerprint)
-       AND (CAST(:since AS bigint) IS NULL OR searchable_since > :since)
+       AND (lexical_bands && :bands OR lexical_fingerprint = :fingerprint) {since}
      ORDER BY cardinality(ARRAY(SELECT unnest(lexical_bands) INTERSECT SELECT unnest(CAST(:bands AS bigint[]))))
               DESC, id
      LIMIT :limit
     """
-).bindparams(bindparam("vector", type_=Vector(EMBEDDING_DIM)), bindparam("bands", type_=ARRAY(BIGINT)))
+_TYPES = (bindparam("vector", type_=Vector(EMBEDDING_DIM)), bindparam("bands", type_=ARRAY(BIGINT)))
+_CANDIDATES = text(_SELECT.format(since="")).bindparams(*_TYPES)
+# Persist's re-check under the corpus lock: only what became searchable since (the
+# memories_agent_searchable_since index), so its cost follows the writes that arrived meanwhile.
+_CANDIDATES_SINCE = text(_SELECT.format(since="AND searchable_since > :since")).bindparams(*_TYPES)
 _UNFILLED = text(
     "SELECT id, agent_id, content FROM memories WHERE org_id = :org_id AND lexical_bands IS NULL "
     "AND deleted_at IS NULL AND id > CAST(:after AS uuid) ORDER BY id LIMIT :limit FOR UPDATE SKIP LOCKED"
@@ -49,9 +51,11 @@ def candidates(conn: Any, org_id: str, agent_id: str, bands: Sequence[int], fing
                vector: Sequence[float] | None, model: str | None, limit: int, since: int | None = None) -> list[Any]:
     """Up to ``limit`` rows (``id, content, content_hash, lexical_fingerprint, similarity``);
     with ``since``, among the memories that became searchable after that corpus version."""
-    return conn.execute(_CANDIDATES, {"org_id": org_id, "agent_id": agent_id, "bands": list(bands),
-                                      "fingerprint": fingerprint, "vector": vector, "model": model,
-                                      "since": since, "limit": limit}).all()
+    params = {"org_id": org_id, "agent_id": agent_id, "bands": list(bands), "fingerprint": fingerprint,
+              "vector": vector, "model": model, "limit": limit}
+    if since is None:
+        return conn.execute(_CANDIDATES, params).all()
+    return conn.execute(_CANDIDATES_SINCE, {**params, "since": since}).all()
 
 
 def rows(conn: Any, org_id: str, ids: Sequence[str]) -> dict[str, Any]:

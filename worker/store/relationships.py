@@ -22,10 +22,16 @@ _DELETE_NAMING = text(
 )
 
 
-_LOCK_BETWEEN = text(
+_BETWEEN = (
     "SELECT source_memory_id, target_memory_id, relationship_type, evidence, decided_by FROM memory_relationships "
     "WHERE org_id = :org_id AND relationship_type = :type AND ((source_memory_id = :a AND target_memory_id = :b) "
-    "OR (source_memory_id = :b AND target_memory_id = :a)) ORDER BY source_memory_id FOR UPDATE"
+    "OR (source_memory_id = :b AND target_memory_id = :a)) ORDER BY source_memory_id"
+)
+_READ_BETWEEN, _LOCK_BETWEEN = text(_BETWEEN), text(_BETWEEN + " FOR UPDATE")
+_FORGET_HASHES = text(
+    "UPDATE memory_relationship_decisions SET source_content_hash = NULL, target_content_hash = NULL "
+    "WHERE org_id = :org_id AND (source_memory_id = :id OR target_memory_id = :id) "
+    "AND (source_content_hash IS NOT NULL OR target_content_hash IS NOT NULL)"
 )
 _DELETE_ONE = text(
     "DELETE FROM memory_relationships WHERE org_id = :org_id AND source_memory_id = :source "
@@ -62,9 +68,17 @@ def delete_naming(conn: Any, org_id: str, memory_id: str) -> int:
     return conn.execute(_DELETE_NAMING, {"org_id": org_id, "id": memory_id}).rowcount
 
 
-def lock_between(conn: Any, org_id: str, a: str, b: str, kind: str) -> list[Any]:
-    """The relationships of ``kind`` between the two memories, either direction, locked."""
-    return conn.execute(_LOCK_BETWEEN, {"org_id": org_id, "a": a, "b": b, "type": kind}).all()
+def between(conn: Any, org_id: str, a: str, b: str, kind: str, *, lock: bool) -> list[Any]:
+    """The relationships of ``kind`` between the two memories, either direction; locked
+    until the transaction ends when ``lock``."""
+    return conn.execute(_LOCK_BETWEEN if lock else _READ_BETWEEN, {"org_id": org_id, "a": a, "b": b,
+                                                                    "type": kind}).all()
+
+
+def forget_hashes(conn: Any, org_id: str, memory_id: str) -> int:
+    """A deleted memory's removals keep their audit (ids, who, when, why) but not its
+    content hashes: the deleted text written again is a new pair. How many rows."""
+    return conn.execute(_FORGET_HASHES, {"org_id": org_id, "id": memory_id}).rowcount
 
 
 def remove(conn: Any, org_id: str, agent_id: str, link: Any, hashes: dict[str, str], decided_by: str,

@@ -26,7 +26,6 @@ from typing import Any
 
 from pgvector.sqlalchemy import Vector
 from sqlalchemy import bindparam, text
-from sqlalchemy.dialects.postgresql import ARRAY, UUID
 
 EMBEDDING_DIM = 384  # the schema's vector columns: every embedding model must produce this many
 
@@ -55,11 +54,6 @@ _NEAREST_SINCE = text(
      LIMIT :limit
     """
 ).bindparams(bindparam("vector", type_=Vector(EMBEDDING_DIM)))
-_STILL_SEARCHABLE = text(
-    "SELECT id FROM memories WHERE org_id = :org_id AND id = ANY(:ids) AND status = 'active' "
-    "AND deleted_at IS NULL AND embedding_model = :model AND embedding IS NOT NULL"
-).bindparams(bindparam("ids", type_=ARRAY(UUID(as_uuid=False))))
-
 
 def nearest(conn: Any, org_id: str, agent_id: str, vector: Sequence[float], *, model: str, coarse: int,
             limit: int) -> list[Any]:
@@ -76,10 +70,3 @@ def nearest_since(conn: Any, org_id: str, agent_id: str, vector: Sequence[float]
     ``model`` that became searchable after corpus version ``since``, nearest first (exact)."""
     return conn.execute(_NEAREST_SINCE, {"org_id": org_id, "agent_id": agent_id, "vector": list(vector),
                                          "model": model, "since": since, "limit": limit}).all()
-
-
-def still_searchable(conn: Any, org_id: str, ids: Sequence[str], *, model: str) -> set[str]:
-    """Those of ``ids`` a search for ``model`` would still see (active, with that model's vector)."""
-    if not ids:
-        return set()
-    return {str(r.id) for r in conn.execute(_STILL_SEARCHABLE, {"org_id": org_id, "ids": list(ids), "model": model})}

@@ -10,14 +10,16 @@ variants and record numbers, which dev lacks), never used to choose anything. La
 ``same`` (one memory said twice: it should be linked), ``competing`` (the same attribute
 with another value: it should be linked, so that conflict detection decides it) and
 ``distinct`` (it should not be linked). A link is correct when the pair is ``same`` or
-``competing``. With ``--write`` the tables go to ``docs/dedup-quality.md``.
+``competing``. Each linked pair's verdict from the rules classifier is counted by label: a
+``contradicts`` is right on ``competing`` pairs only. With ``--write`` the tables go to
+``docs/dedup-quality.md``.
 """
 
 from __future__ import annotations
 
 import argparse
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -123,6 +125,30 @@ def by_kind(scored: list[Scored], embedding_threshold: float, lexical_threshold:
     return out
 
 
+def verdicts(scored: list[Scored], emb: float, lex: float) -> dict[str, Counter[str]]:
+    """The rules classifier's verdict on every pair the pipeline links, by label. The pairs
+    carry no validity, so each linked pair is escalated (``missing_valid_from``) and the
+    rules decide it, as the escalation worker does by default."""
+    from ibex_worker.escalations.classifiers import rules_verdict
+
+    out: dict[str, Counter[str]] = defaultdict(Counter)
+    for s in scored:
+        if linked(s, "combined", emb, lex):
+            out[s.pair.label][rules_verdict(s.pair.a, s.pair.b).outcome] += 1
+    return out
+
+
+def _verdict_lines(scored: list[Scored], emb: float, lex: float) -> list[str]:
+    by_label = verdicts(scored, emb, lex)
+    false = by_label["same"]["contradicts"] + by_label["distinct"]["contradicts"]
+    lines = ["| linked pairs by label | contradicts | compatible | needs_review |", "|---|---:|---:|---:|"]
+    lines += [f"| {label} | {c['contradicts']} | {c['compatible']} | {c['needs_review']} |"
+              for label, c in sorted(by_label.items())]
+    return lines + ["", f"False `contradicts` (on `same` or `distinct` pairs): {false} of {len(scored)} pairs "
+                        f"({false / len(scored):.1%}). No `supersedes`: the pairs are undated, and the rules never "
+                        "supersede (a supersession needs two validity intervals).", ""]
+
+
 def _table(name: str, scored: list[Scored], emb: float, lex: float) -> list[str]:
     lines = [f"### {name}: {len(scored)} pairs", "",
              "| signal | links | precision | recall (same + competing) | recall, same | recall, competing |",
@@ -135,7 +161,7 @@ def _table(name: str, scored: list[Scored], emb: float, lex: float) -> list[str]
               "|---|---|---:|---:|---:|---:|---:|"]
     lines += [f"| {k} | {label} | {n} | {b} | {e} | {lx} | {c} |"
               for k, label, n, b, e, lx, c in by_kind(scored, emb, lex)]
-    return lines + [""]
+    return lines + [""] + _verdict_lines(scored, emb, lex)
 
 
 def main() -> None:

@@ -99,6 +99,27 @@ def test_a_business_word_keeps_a_number_it_names_and_a_phone_word_wins_otherwise
 
 
 @pytest.mark.parametrize("text, phone", [
+    ("Leveranciers-ID bij ons: klantnummer 3094417725, graag vermelden", False),  # a record's compound name
+    ("Ihre Vorgangsnr. 5520918834 liegt uns vor", False),
+    ("Festnetznummer 0301 2345678, abends", True),           # a phone's compound name stays a phone's
+    ("Telefonnummer 0301 2345678", True),
+    ("TVA intracommunautaire 3398120554, SIREN à part", False),  # a company's register
+    ("KRS 0000718822 and REGON 380118265 on the letterhead", False),
+    ("routing 011000138 for the wire", False),
+    ("track it at example-post.com/parcel/7718204455 today", False),  # a web address's path
+    ("chat on wa.me/447700900873 after six", True),
+    ('{"uid": 19, "created": 1699120045}', False),           # Unix time
+    ("call me on 1699120045", True),                          # a phone word wins over the clock
+    ("lot 88120.4417820931 of the batch", False),             # the rest of a number cut at its point
+    ("row 17,2087745510,Oslo", True),                          # a CSV cell, not a decimal
+])
+def test_registers_record_compounds_web_paths_clocks_and_decimals_are_not_phone_numbers(text, phone):
+    view = canonical_view(text).text
+    value = re.findall(r"\+?\d[\d ]*\d", view)[-1]
+    assert numbers.phone_in_context(view, view.rindex(value), value) is phone
+
+
+@pytest.mark.parametrize("text, phone", [
     ("Mobile No.: 050 123 4567   Alt. No.: +966 11 234 5678", True),  # "No." names no business number
     ("No. +44 20 7946 0958 after six", True),
     ("Order No.: +966 11 234 5678", False),
@@ -204,6 +225,10 @@ def test_postal_addresses_from_the_street_line_to_the_postcode(text, value):
     "Keep left on route 9 north for an hour.", "The gas meter reading 103344 units, previous 102980 units.",
     "She sells flowers on Mill Lane, lovely woman.", "Crate 2 of 40 arrived dented.",
     "Bitcoin block 830,000 was mined in April.",
+    "Expose only port 7443 via Nginx to the outside.", "Expect 45 mph winds and heavy rain tonight.",
+    "The uplink negotiated 2500 Mbps, full duplex.", "Invoices for the 2025-03 period close on Monday.",
+    "Our insurer renewed policy 71-204-5518 in March.",
+    "Hail could bring 40 knots gusts.",
 ])
 def test_prose_with_numbers_is_not_an_address(text):
     assert _found(addresses.addresses, text) == []

@@ -85,3 +85,22 @@ FUNCTION_WORDS = frozenset(
 ADDRESS_PARTICLES = frozenset(
     "de la del los las le les du des da do dos das di dei della van der den von zu am an im auf the of y e et "
     "sur sous en lès bis ter".split())
+# Two letters after four digits that are a word or a unit, not the letters of a Dutch postcode.
+NOT_POSTCODE_LETTERS = frozenset(
+    "de da di du do el la le en et il em um im am an as at by in is it of on or to up we he me my no so us "
+    "iu mg ml kg km cm mm ms kb mb gb tb hz db ft lb oz pc".split())
+# Words that name the number after them: no place, no state code, whatever their case.
+NUMBER_NAMES = frozenset({"id", "pin", "passcode", "password", "otp", "code", "ext", "extension", "meeting",
+                           "order", "invoice", "ticket", "ref", "account", "acct", "customer", "booking", "case"})
+# Units that make "<number> <unit> ..." a quantity, not a house number.
+QUANTITIES = frozenset("""
+second seconds sec secs minute minutes min mins hour hours hr hrs h day days week weeks wk month months year years
+yr yrs mile miles mi km kms kilometre kilometres kilometer kilometers metre metres meter meters m cm mm foot feet ft
+inch inches lb lbs kg kgs g gram grams ton tons times people person persons users items pcs pieces units steps
+lane lanes floor floors storey storeys point points percent pct % x
+mbps gbps kbps mb gb kb tb mhz ghz hz rpm mph kph kmh btu gal gallon gallons ml mg kw kwh psi dpi fps px
+""".split())
+ENGLISH_JOINERS = frozenset({"the", "of", "and", "at", "on", "in", "to"})
+# Prefixes that are everyday words too ("via email", "am Montag", "place 3 orders").
+AMBIGUOUS_PREFIXES = frozenset({"via", "am", "im", "an der", "in der", "auf der", "zum", "zur", "place",
+                                "route", "cours"})

@@ -14,8 +14,12 @@ from __future__ import annotations
 
 import re
 
-from ibex_worker.pii.address_words import (ADDRESS_PARTICLES, BOXES, BUILDINGS, FOREIGN_PREFIXES, FUNCTION_WORDS,
-                                      REGION_WORDS, STREET_PREFIXES, STREET_SUFFIXES, STREET_TYPES, UNITS)
+from ibex_worker.pii.address_words import (ADDRESS_PARTICLES, AMBIGUOUS_PREFIXES, BOXES, BUILDINGS, ENGLISH_JOINERS,
+                                           FOREIGN_PREFIXES, FUNCTION_WORDS, NOT_POSTCODE_LETTERS, NUMBER_NAMES,
+                                           QUANTITIES, REGION_WORDS, STREET_PREFIXES, STREET_SUFFIXES, STREET_TYPES,
+                                           UNITS)
+from ibex_worker.pii.business import BUSINESS
+from ibex_worker.pii.context import words_before
 from ibex_worker.pii.lexicon import capitalised_share, is_common, places
 from ibex_worker.pii.numbers import LIKELY, Hit
 
@@ -47,7 +51,8 @@ _PREFIX_FIRST = re.compile(
 # Anchors that are addresses by themselves: a street line with its number, a box.
 _STRONG = [
     # 221b Baker Street / 3150 N Lake Shore Dr / 2118 W 4th Ave / 1205 - 88 Harbour St
-    re.compile(rf"(?<![\w\-/])(?:(?:no\.?|nº|n°|#)\s*)?{_NUM}(?:\s*-\s*\d+)?,?\s+{_STREET_NAME}"
+    re.compile(rf"(?<![\w\-/])(?<!\d[.,])(?!(?:19|20)\d\d-(?:0[1-9]|1[0-2])(?!\d))(?:(?:no\.?|nº|n°|#)\s*)?{_NUM}"
+               rf"(?:\s*-\s*\d+)?,?\s+{_STREET_NAME}"
                rf"(?:{_STREET_TYPE_RE})(?![\w]){_DIRECTION}",
                re.IGNORECASE),
     _NUMBER_FIRST,
@@ -60,7 +65,8 @@ _STRONG = [
     # 〒150-0002 (a Japanese postcode, marked as one)
     re.compile(r"〒\s?\d{3}-?\d{4}(?!\d)"),
     # Kastanienallee 41 / Vasagatan 7 / Mariahilfer Straße 112/14 / Bağdat Caddesi No:245
-    re.compile(rf"(?<![\w])[^\W\d_][\w'’\-]*(?:{_SUFFIX_RE})\s+(?:no[.:]?\s*)?{_NUM}(?![\w])", re.IGNORECASE),
+    _COMPOUND_STREET := re.compile(rf"(?<![\w])[^\W\d_][\w'’\-]*(?:{_SUFFIX_RE})\s+(?:no[.:]?\s*)?{_NUM}(?![\w])",
+                                   re.IGNORECASE),
     re.compile(rf"(?<![\w]){_W}\s+(?:{_SUFFIX_RE})\s+(?:no[.:]?\s*)?{_NUM}(?![\w])", re.IGNORECASE),
     # PO Box 4412 / Postfach 210 / Caixa Postal 1520 / BP 44 / Private Bag X9
     re.compile(rf"(?<![\w])(?:{_BOX_RE})\s*[a-z]?\d+[a-z]?(?:-\d+)?(?![\w]|[/.,]\d)", re.IGNORECASE),
@@ -96,7 +102,7 @@ _WEAK = [
                r"(?P<place>[^\W\d_][\w\-]*)"),
     # Kolkata 700091 / São Paulo 01426-001: a place name (capitalised in the view) and a postcode
     re.compile(r"(?<![\w])(?P<place>[^\W\d_]+)\s+(?:\d{5,6}|\d{5}-\d{3}|\d{4}-\d{3}|\d{3}-\d{4}|\d{2}-\d{3})"
-               r"(?![\w\-])"),
+               r"(?![\w\-]|[.,]\d)"),
 ]
 # A unit word, whole ("po" is no unit in "postal").
 _UNIT_WORDS_RE = "(?:" + "|".join(sorted((re.escape(u) for u in UNITS), key=len, reverse=True)) + \
@@ -120,16 +126,23 @@ def addresses(text: str) -> list[Hit]:
             if anchor in (_PREFIX_FIRST, _NUMBER_FIRST) and not _street_name(match.group("prefix"),
                                                                             match.group("name")):
                 continue
+            if anchor is _COMPOUND_STREET and is_common(match.group(0).split()[0].lower()):
+                continue  # "bring 70 mph gusts": an English word that ends like a street ("-ring")
+            if match.group(0)[:1].isdigit() and _record_number(text, match.start()):
+                continue  # "port 6432 via Pgbouncer": the number is a record's, not a door's
             if _plausible_anchor(match.group(0)) and not _HIGHWAY.fullmatch(match.group(0)):
                 spans.append(_extend(text, match.start(), match.end(), weak=False) or (match.start(), match.end()))
     for anchor in _WEAK:
         for match in anchor.finditer(text):
             if "place" in anchor.groupindex and not _may_be_place(match):
                 continue
-            if match.groupdict().get("letters") and match.group("letters").lower() in _NOT_POSTCODE_LETTERS:
+            if match.groupdict().get("letters") and match.group("letters").lower() in NOT_POSTCODE_LETTERS:
                 continue  # "2024 de", "1000 IU": a year or an amount before a word, not "1017 XN"
-            if match.group(0).split()[0].lower().strip(".:#") in _NUMBER_NAMES:
-                continue  # "ID 10637", "Passcode 882130": a number with its name, not "ID 83702" of Idaho
+            first = match.group(0).split()[0].lower().strip(".:#")
+            if first in NUMBER_NAMES or first in _RECORD_WORDS:
+                continue  # "ID 10637", "policy 55-813-2207": a number with its name, not "ID 83702" of Idaho
+            if first[:1].isdigit() and (_record_number(text, match.start()) or _quantity(match.group(0))):
+                continue  # "port 6432 via", "1000 Mbps full duplex": a record's number or an amount
             start = _plausible_start(text, match.start(), match.end())
             span = _extend(text, start, match.end(), weak=True) if start is not None else None
             if span is not None:
@@ -141,16 +154,17 @@ def addresses(text: str) -> list[Hit]:
 
 # "Take route 66 west": a numbered route is a road, not a door (rural routes are weak anchors).
 _HIGHWAY = re.compile(r"(?:route|rte|highway|hwy)\s+\d+", re.IGNORECASE)
-# Two letters after four digits that are a word or a unit, not the letters of a Dutch postcode.
-_NOT_POSTCODE_LETTERS = frozenset(
-    "de da di du do el la le en et il em um im am an as at by in is it of on or to up we he me my no so us "
-    "iu mg ml kg km cm mm ms kb mb gb tb hz db ft lb oz pc".split())
-# Words that name the number after them: no place, no state code, whatever their case.
-_NUMBER_NAMES = frozenset({"id", "pin", "passcode", "password", "otp", "code", "ext", "extension", "meeting",
-                           "order", "invoice", "ticket", "ref", "account", "acct", "customer", "booking", "case"})
-# Prefixes that are everyday words too ("via email", "am Montag", "place 3 orders").
-_AMBIGUOUS_PREFIXES = frozenset({"via", "am", "im", "an der", "in der", "auf der", "zum", "zur", "place",
-                                 "route", "cours"})
+# Business words that name the number after them (a block is an address's too, TX a state's).
+_RECORD_WORDS = BUSINESS.words - _NOT_PROSE - {"block"} - set(_US_STATES.split("|"))
+
+
+def _record_number(text: str, start: int) -> bool:
+    return any(word in _RECORD_WORDS for word in words_before(text, start, 1))
+
+
+def _quantity(anchor: str) -> bool:
+    words = [w.strip(".,").lower() for w in anchor.split()]
+    return len(words) > 1 and words[1] in QUANTITIES
 
 
 def _street_name(prefix: str, name: str) -> bool:
@@ -160,7 +174,7 @@ def _street_name(prefix: str, name: str) -> bool:
     words = name.split()
     if any(ch.isdigit() for w in words for ch in w):
         return False
-    if prefix.lower() not in _AMBIGUOUS_PREFIXES:
+    if prefix.lower() not in AMBIGUOUS_PREFIXES:
         return True
     return any(not is_common(w.lower().strip(".,")) for w in words if w.lower() not in ADDRESS_PARTICLES)
 
@@ -184,10 +198,10 @@ def _may_be_place(match: re.Match[str]) -> bool:
 def _plausible_anchor(value: str) -> bool:
     """``5 hour drive``, ``3 miles along the river walk`` are prose, not streets: a quantity
     after the number, or an English function word in the street's name."""
-    words = [w.strip(".,").lower() for w in value.split()]
-    if len(words) > 1 and words[0][:1].isdigit() and words[1] in _QUANTITIES:
+    if value[:1].isdigit() and _quantity(value):
         return False
-    return not any(w in FUNCTION_WORDS and (w not in _NOT_PROSE or w in _ENGLISH_JOINERS) for w in words)
+    words = [w.strip(".,").lower() for w in value.split()]
+    return not any(w in FUNCTION_WORDS and (w not in _NOT_PROSE or w in ENGLISH_JOINERS) for w in words)
 
 
 def _plausible_start(text: str, start: int, end: int) -> int | None:
@@ -199,14 +213,7 @@ def _plausible_start(text: str, start: int, end: int) -> int | None:
     return None
 
 
-# Units that make "<number> <unit> ..." a quantity, not a house number.
-_QUANTITIES = frozenset("""
-second seconds sec secs minute minutes min mins hour hours hr hrs h day days week weeks wk month months year years
-yr yrs mile miles mi km kms kilometre kilometres kilometer kilometers metre metres meter meters m cm mm foot feet ft
-inch inches lb lbs kg kgs g gram grams ton tons times people person persons users items pcs pieces units steps
-lane lanes floor floors storey storeys point points percent pct % x
-""".split())
-_ENGLISH_JOINERS = frozenset({"the", "of", "and", "at", "on", "in", "to"})
+
 
 
 def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -327,7 +334,7 @@ def _extend_left(text: str, start: int, *, general: bool) -> int:
     if not general and own.strip() and _UNIT_RE.match(own.strip()):
         start -= len(own.lstrip())  # "99/12 Moo 3, Soi Sukhumvit 71": the unit in the street's own part
     if general:
-        taken = 0 if own.split()[-1:] and own.split()[-1].lower() in _ENGLISH_JOINERS else _address_suffix(own)
+        taken = 0 if own.split()[-1:] and own.split()[-1].lower() in ENGLISH_JOINERS else _address_suffix(own)
         start -= taken
         if own[:len(own) - taken].strip():
             return start  # prose before the anchor in its own part

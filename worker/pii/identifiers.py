@@ -9,7 +9,8 @@ import re
 
 from ibex_worker.pii.checksums import cn_resident_id_valid, es_dni_valid
 from ibex_worker.pii.context import words_before
-from ibex_worker.pii.numbers import BUSINESS, LIKELY, NAMED, Hit
+from ibex_worker.pii.business import BUSINESS
+from ibex_worker.pii.numbers import LIKELY, NAMED, Hit
 
 # keyword -> entity type. The value follows the keyword (and "number", "no", ":" ...).
 ID_KEYWORDS: dict[str, str] = {
@@ -43,6 +44,7 @@ ID_KEYWORDS: dict[str, str] = {
         "passport #", "licence #", "license #", "identity document", "id document", "document number",
         "documento", "documento de identidad", "carte d'identité", "numéro d'identité", "sozialversicherungsnummer",
         "svnr", "steueridentifikationsnummer", "national id number", "tax identification number",
+        "rijksregisternummer", "rijksregister", "registre national", "insz",
     ], "NATIONAL_ID"),
 }
 _CONNECTORS = frozenset({"number", "numbers", "no", "nr", "num", "n°", "nº", "#", "is", "es", "è", "é", "ist",

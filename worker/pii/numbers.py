@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 
 from ibex_worker.pii import spoken
+from ibex_worker.pii.business import BUSINESS, RECORDS
 from ibex_worker.pii.checksums import luhn_valid
 from ibex_worker.pii.context import Cues, words_before
 
@@ -30,29 +31,6 @@ class Hit:
     end: int
     score: float
 
-
-# Words that announce a business number, not a person's.
-BUSINESS = Cues.of([
-    "order", "orders", "invoice", "inv", "ticket", "tickets", "case", "incident", "inc", "ref", "reference",
-    "tracking", "track", "shipment", "parcel", "awb", "isbn", "sku", "part", "item", "model", "serial", "sn",
-    "batch", "lot", "build", "version", "ver", "v", "release", "rev", "revision", "po", "purchase",
-    "confirmation", "booking", "reservation", "receipt", "transaction", "txn", "tx", "job", "run", "pipeline",
-    "commit", "pr", "issue", "bug", "story", "epic", "task", "request", "req", "trace", "span", "session",
-    "build", "port", "pid", "uid", "gid", "error", "code", "status", "http", "exit", "errno", "kb",
-    "customer id", "account id", "tenant", "org", "workspace", "project", "cluster", "node", "instance",
-    "policy", "claim", "quote", "contract", "member", "membership", "loyalty", "voucher", "coupon", "promo",
-    "gift card", "flight", "seat", "room", "table", "container", "asset", "license key", "product key",
-    "checksum", "hash", "sha", "md5", "digest", "etag", "nonce", "block", "height", "id", "no", "#", "№",
-    "account", "acct", "timestamp", "epoch", "unix", "rgb", "hex", "isbn-10", "isbn-13", "ein", "ean", "upc",
-    "pedido", "factura", "bestellung", "rechnung", "commande", "facture", "ordine", "fattura", "pedido nº",
-    "manuscript", "doi", "pmid", "arxiv", "rule", "cve", "sample", "plate", "well", "lane", "slot", "shelf",
-    "customer number", "customer no", "client number", "client no", "abn", "acn", "company number", "crn",
-    "loan", "mortgage", "zip", "zip+4", "zipcode", "postcode", "offset", "partition", "inode", "inodes", "sscc",
-    "gtin", "siren", "siret", "cnpj", "lottery", "draw", "timeticks", "ticks", "retweet_count", "favorite_count",
-    "sendung", "sendungsnummer", "beleg", "beleg-nr", "signatur", "auftrag", "auftragsnummer", "kundennummer",
-    "vorgang", "vorgangsnr", "aktenzeichen", "rechnungsnummer", "bestellnummer", "colis", "suivi", "envío",
-    "rastreo", "guía", "resi", "pesanan", "kenmerk", "ordernummer", "bestelnummer", "numero ordine", "protocollo",
-])
 
 PHONE_CUES = Cues.of([
     "phone", "phones", "tel", "telephone", "mobile", "mob", "cell", "cellphone", "call", "calls", "called",
@@ -151,20 +129,32 @@ def phone_in_context(text: str, start: int, value: str) -> bool:
         return False  # no country code starts with 0 ("+0000 2024" is a UTC offset); "19 / 2024-03-02" holds a date
     if _DECIMAL.search(value) and not _phone_cue(text, start):
         return False  # "41729.883", "load avg 1.42 0.98": numbers with a fraction, not a dialled number
-    if value.isdigit() and (len(value) <= 8 or text[start - 1:start] == "=") and not _phone_cue(text, start):
-        return False  # "sysUpTime 48213377 ticks", "Din pakke 77182031", "uptime=447182931": a counter as likely
+    if value.isdigit() and (len(value) <= 8 or text[start - 1:start] == "=" or _EPOCH.fullmatch(value)) \
+            and not _phone_cue(text, start):
+        return False  # "sysUpTime 48213377 ticks", "uptime=447182931", "ts": 1714650127: a counter or a clock
+    if re.search(r"\d\.$", text[:start]) and not _phone_cue(text, start):
+        return False  # "23793.38128 60000": the rest of a longer number, cut at its decimal point
+    if _URL_PATH.search(text[max(0, start - 120):start]):
+        return False  # "dhl.de/t/4417829310": a path segment of a web address ("wa.me/..." is found on its own)
     before = words_before(text, start, 6)
     near = 1 if value.startswith(("+", "(")) else 6  # "+44 ..." is a phone unless labelled right before it
     unlabelled = ["" if _phone_label(before, i) else word for i, word in enumerate(before)]
-    business = [i for i in range(len(before)) if BUSINESS.found_in(unlabelled[i:]) and i >= len(before) - near]
+    business = [i for i in range(len(before)) if RECORDS.found_in(unlabelled[i:]) and i >= len(before) - near]
     if not business:
         return True
-    if near == 1 and not BUSINESS.found_in([word for word in unlabelled if word not in _NUMBER_WORDS]):
+    if near == 1 and not RECORDS.found_in([word for word in unlabelled if word not in _NUMBER_WORDS]):
         return True  # "Alt. No.: +966 11 234 5678": a number word with no business word names no business number
     strong = PHONE_CUES.words - _WEAK_PHONE
     if all(word in _NUMBER_WORDS for word in before[business[-1] + 1:]):
         return False  # "calling about ticket 3318802": the business word names this number
     return any(word in strong for word in before)  # "my phone number for the order is ...": a phone word wins
+
+
+# Unix time in seconds or milliseconds (2001 to 2033): no national number of ten digits starts
+# with 1 (the North American plan's area codes start at 2), nor of thirteen.
+_EPOCH = re.compile(r"1\d{9}|1\d{12}")
+# A web address's path right before the number: a host with a dot, then "/" segments.
+_URL_PATH = re.compile(r"(?<![\w.@])(?:https?://)?(?!wa\.me/)[\w\-]+(?:\.[\w\-]+)+(?::\d+)?/(?:[^\s/]+/)*$", re.I)
 
 
 # Shapes phone-number parsers accept that are something else: versions with a one-digit

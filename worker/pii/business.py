@@ -1,0 +1,78 @@
+"""Words that announce a business number, not a person's: records ("order", "ticket"), and,
+for phone-shaped numbers, the registers a company is entered in ("VAT", "KvK", "REGON"),
+bank routing codes and a record's own compound name ("Buchungsnr.", "klantnummer").
+"""
+
+from __future__ import annotations
+
+import re
+
+from ibex_worker.pii.context import Cues
+
+_WORDS = [    "order", "orders", "invoice", "inv", "ticket", "tickets", "case", "incident", "inc", "ref", "reference",
+    "tracking", "track", "shipment", "parcel", "awb", "isbn", "sku", "part", "item", "model", "serial", "sn",
+    "batch", "lot", "build", "version", "ver", "v", "release", "rev", "revision", "po", "purchase",
+    "confirmation", "booking", "reservation", "receipt", "transaction", "txn", "tx", "job", "run", "pipeline",
+    "commit", "pr", "issue", "bug", "story", "epic", "task", "request", "req", "trace", "span", "session",
+    "build", "port", "pid", "uid", "gid", "error", "code", "status", "http", "exit", "errno", "kb",
+    "customer id", "account id", "tenant", "org", "workspace", "project", "cluster", "node", "instance",
+    "policy", "claim", "quote", "contract", "member", "membership", "loyalty", "voucher", "coupon", "promo",
+    "gift card", "flight", "seat", "room", "table", "container", "asset", "license key", "product key",
+    "checksum", "hash", "sha", "md5", "digest", "etag", "nonce", "block", "height", "id", "no", "#", "№",
+    "account", "acct", "timestamp", "epoch", "unix", "rgb", "hex", "isbn-10", "isbn-13", "ein", "ean", "upc",
+    "pedido", "factura", "bestellung", "rechnung", "commande", "facture", "ordine", "fattura", "pedido nº",
+    "manuscript", "doi", "pmid", "arxiv", "rule", "cve", "sample", "plate", "well", "lane", "slot", "shelf",
+    "customer number", "customer no", "client number", "client no", "abn", "acn", "company number", "crn",
+    "loan", "mortgage", "zip", "zip+4", "zipcode", "postcode", "offset", "partition", "inode", "inodes", "sscc",
+    "gtin", "siren", "siret", "cnpj", "lottery", "draw", "timeticks", "ticks", "retweet_count", "favorite_count",
+    "sendung", "sendungsnummer", "beleg", "beleg-nr", "signatur", "auftrag", "auftragsnummer", "kundennummer",
+    "vorgang", "vorgangsnr", "aktenzeichen", "rechnungsnummer", "bestellnummer", "colis", "suivi", "envío",
+    "rastreo", "guía", "resi", "pesanan", "kenmerk", "ordernummer", "bestelnummer", "numero ordine", "protocollo",
+]
+
+# Registers a company, not a person, is entered in, and codes that route to a bank branch.
+_REGISTERS = [
+    "vat", "vat no", "vat reg", "vat number", "tva", "iva", "p.iva", "piva", "partita iva", "ust-idnr", "ust-id",
+    "ust", "rcs", "nip", "regon", "krs", "kvk", "orgnr", "company no", "company registration", "business number",
+    "employer number", "hrb", "hra", "duns", "d-u-n-s", "lei", "rea", "aba", "routing", "swift", "bic",
+    "consignment", "rma", "pin", "ts", "lotto", "sipariş", "siparis", "barcode", "barras", "boleto",
+]
+
+# A record's own name glued to "number" ("Buchungsnr.", "klantnummer", "Org.nr"), unless
+# the record is a phone ("Telefonnummer", "Handynr.", "Festnetznummer") or names a person's
+# identifier ("Steueridentifikationsnummer", "Sozialversicherungsnummer", "Personnummer").
+_COMPOUND = re.compile(r"(?P<stem>[^\W\d_][\w.\-]*?[^\W\d_][.\-]?)(?:nummer|nummern|nr|numer|number|numero)")
+_PHONE_STEMS = ("tel", "handy", "ruf", "mobil", "fax", "gsm", "notruf", "durchwahl", "kontakt", "contact", "service",
+                "hotline", "support", "phone", "fon", "cell", "festnetz", "privat", "private", "home", "notfall",
+                "emergency", "büro", "buero", "office", "zentrale", "direkt")
+_IDENTIFIER_STEMS = ("steuer", "ident", "sozial", "versicherung", "ausweis", "pass", "führer", "fuehrer", "burger",
+                     "person", "fødsel", "fodsel", "sofi", "pps", "ahv", "renten", "kranken", "patient", "licen",
+                     "social", "insurance", "national", "tax", "citizen", "bsn", "secu", "sécu", "svnr", "pesel",
+                     "medicare", "nhs", "health", "geburt", "birth", "bürger", "versicher", "cpr", "dni", "nie", "nif",
+                     "karte", "kaart", "kort", "card", "tarjeta", "carte", "carta", "cartão", "cartao", "konto",
+                     "account", "iban", "matrikel", "student", "rijks")
+# Chinese record words, glued to the words before them: 订单 (order), 单号 (waybill number),
+# 编号 (serial number), 运单 (waybill), 快递 (parcel).
+_CJK_RECORDS = ("订单", "订单号", "单号", "编号", "运单", "快递")
+
+
+class _RecordCues(Cues):
+    def found_in(self, words: list[str]) -> bool:
+        return super().found_in(words) or any(_record_compound(word) for word in words)
+
+
+def _record_compound(word: str) -> bool:
+    if word.endswith(_CJK_RECORDS):
+        return True
+    match = _COMPOUND.fullmatch(word)
+    if match is None:
+        return False
+    stem = match.group("stem")
+    return not stem.startswith(_PHONE_STEMS) and not any(part in stem for part in _IDENTIFIER_STEMS)
+
+
+BUSINESS = Cues.of(_WORDS)
+# What a phone-shaped number may be instead: any business word, a company register, a
+# record's compound name. Only phone numbers are decided by these (a card or a national id
+# after "PIN" or "Kartennummer" is still one).
+RECORDS = _RecordCues.of(_WORDS + _REGISTERS)

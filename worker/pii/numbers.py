@@ -150,8 +150,9 @@ def phone_in_context(text: str, start: int, value: str) -> bool:
     return any(word in strong for word in before)  # "my phone number for the order is ...": a phone word wins
 
 
-# Unix time in seconds or milliseconds (2001 to 2033): no national number of ten digits starts
-# with 1 (the North American plan's area codes start at 2), nor of thirteen.
+# Unix time in seconds or milliseconds (2001 to 2033), unannounced: a bare run of ten digits
+# starting with 1 is no North American number (area codes start at 2); with a phone word it
+# is still taken as one.
 _EPOCH = re.compile(r"1\d{9}|1\d{12}")
 # A web address's path right before the number: a host with a dot, then "/" segments.
 _URL_PATH = re.compile(r"(?<![\w.@])(?:https?://)?(?!wa\.me/)[\w\-]+(?:\.[\w\-]+)+(?::\d+)?/(?:[^\s/]+/)*$", re.I)

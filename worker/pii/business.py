@@ -9,7 +9,8 @@ import re
 
 from ibex_worker.pii.context import Cues
 
-_WORDS = [    "order", "orders", "invoice", "inv", "ticket", "tickets", "case", "incident", "inc", "ref", "reference",
+_WORDS = [
+    "order", "orders", "invoice", "inv", "ticket", "tickets", "case", "incident", "inc", "ref", "reference",
     "tracking", "track", "shipment", "parcel", "awb", "isbn", "sku", "part", "item", "model", "serial", "sn",
     "batch", "lot", "build", "version", "ver", "v", "release", "rev", "revision", "po", "purchase",
     "confirmation", "booking", "reservation", "receipt", "transaction", "txn", "tx", "job", "run", "pipeline",

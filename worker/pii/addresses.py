@@ -213,9 +213,6 @@ def _plausible_start(text: str, start: int, end: int) -> int | None:
     return None
 
 
-
-
-
 def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     merged: list[tuple[int, int]] = []
     for start, end in sorted(spans):

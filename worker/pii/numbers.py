@@ -132,7 +132,7 @@ def phone_in_context(text: str, start: int, value: str) -> bool:
     if value.isdigit() and (len(value) <= 8 or text[start - 1:start] == "=" or _EPOCH.fullmatch(value)) \
             and not _phone_cue(text, start):
         return False  # "sysUpTime 48213377 ticks", "uptime=447182931", "ts": 1714650127: a counter or a clock
-    if re.search(r"\d\.$", text[:start]) and not _phone_cue(text, start):
+    if re.fullmatch(r"\d\.", text[max(0, start - 2):start]) and not _phone_cue(text, start):
         return False  # "23793.38128 60000": the rest of a longer number, cut at its decimal point
     if _URL_PATH.search(text[max(0, start - 120):start]):
         return False  # "dhl.de/t/4417829310": a path segment of a web address ("wa.me/..." is found on its own)

@@ -119,6 +119,30 @@ def test_registers_record_compounds_web_paths_clocks_and_decimals_are_not_phone_
     assert numbers.phone_in_context(view, view.rindex(value), value) is phone
 
 
+@pytest.mark.parametrize("text, value, phone", [
+    ("rows 1-9199 in March, rows 9200-10450 in April", "9200-10450", False),  # a range rising to a longer bound
+    ("final set: 7-5 6-7(3-7) 6-2", "7-5 6-7(3-7) 6-2", False),             # game scores
+    ("this week's picks 03 11 19 27 35 44 and 09", "03 11 19 27 35 44", False),  # rising lottery picks
+    ("VLAN 110/120/130/140 trunked", "110/120/130/140", False),              # a slashed list
+    ("ssh 2201/2202, standby 8801/8802", "2201/2202", False),
+    ("Schlüssel 221/804/11739 im Tresor", "804/11739", False),              # a run of slashed numbers
+    ("mailing zip 30318-2245 only", "30318-2245", False),                    # a ZIP+4
+    ("dial 0711/9934512 after nine", "0711/9934512", True),                  # an area code before a slash
+    ("logged in at 1702915533 from Lisbon", "1702915533", False),            # "at" a clock
+    ("call her at 1702915533", "1702915533", True),
+])
+def test_ranges_scores_lists_zip_codes_and_clocks_are_not_phone_numbers(text, value, phone):
+    view = canonical_view(text).text
+    assert numbers.phone_in_context(view, view.index(value), value) is phone
+
+
+def test_an_area_code_written_before_a_slash_is_a_phone_number_also_glued_to_its_label():
+    assert _found(numbers.phones, "Tel.0711/9934512Fax0711/9934513") == [
+        ("PHONE_NUMBER", "0711/9934512", numbers.LIKELY), ("PHONE_NUMBER", "0711/9934513", numbers.LIKELY)]
+    assert _found(numbers.phones, "Zentrale 0711/9934512") == [("PHONE_NUMBER", "0711/9934512", numbers.UNCERTAIN)]
+    assert _found(numbers.phones, "Quote 3.0711/99345 und 01/2023") == []
+
+
 @pytest.mark.parametrize("text, phone", [
     ("Mobile No.: 050 123 4567   Alt. No.: +966 11 234 5678", True),  # "No." names no business number
     ("No. +44 20 7946 0958 after six", True),
@@ -140,6 +164,17 @@ def test_cards_certain_by_check_digit_uncertain_when_mistyped_and_ignored_when_u
     assert _found(numbers.cards, "reference 4111111111111112") == []
     assert _found(numbers.cards, "use 4111111111111112 again") == [
         ("CREDIT_CARD", "4111111111111112", numbers.UNCERTAIN)]  # a card's network and length: masked
+
+
+def test_a_barcode_and_a_number_a_nearer_business_word_names_are_not_cards():
+    assert _found(numbers.cards, "GTIN 5012345678900 on the carton") == []
+    assert _found(numbers.cards, "restock 4012345678901 shelves") == []        # EAN-13: its check right, Luhn wrong
+    assert _found(numbers.cards, "card 4012345678901 declined") == [
+        ("CREDIT_CARD", "4012345678901", numbers.UNCERTAIN)]                   # announced as a card: still masked
+    assert _found(numbers.cards, 'card: "on file", exp 09/29, order id 4417620953381204') == []
+    assert _found(numbers.cards, "card exp 09/29 order 4111 1111 1111 1111") == [
+        ("CREDIT_CARD", "4111 1111 1111 1111", numbers.CERTAIN)]              # a valid card after a card word stays
+    assert _found(numbers.cards, "Referenz 4417 8200 1955 2311") == []
 
 
 def test_an_iban_with_a_wrong_check_digit_is_uncertain_and_an_unknown_country_is_not_an_iban():
@@ -214,6 +249,8 @@ def test_wallets_by_shape_and_an_ipv6_address_written_with_a_port():
     ("Contact: Dana Reyes / Unit 9, 40 Quay Street, Galway", "Unit 9, 40 Quay Street, Galway"),
     ("mail goes to Private Bag X17, Hatfield 0028", "Private Bag X17, Hatfield 0028"),
     ("Grange Farm, Little Snoring NR21 0HU", "Grange Farm, Little Snoring NR21 0HU"),
+    ("Deliver to Hauptstraße 5, 04109 Leipzig, Kundennummer 55209", "Hauptstraße 5, 04109 Leipzig"),
+    ("Block 7, Sector 5, Dwarka, New Delhi 110075", "Block 7, Sector 5, Dwarka, New Delhi 110075"),
 ])
 def test_postal_addresses_from_the_street_line_to_the_postcode(text, value):
     assert [v.lower() for _, v, _ in _found(addresses.addresses, text)] == [value.lower()]
@@ -229,6 +266,11 @@ def test_postal_addresses_from_the_street_line_to_the_postcode(text, value):
     "The uplink negotiated 2500 Mbps, full duplex.", "Invoices for the 2025-03 period close on Monday.",
     "Our insurer renewed policy 71-204-5518 in March.",
     "Hail could bring 40 knots gusts.",
+    "Block 845120 hash 00000000000000000001f3, 2,981 txs, 1.52 MB.", "Admin panel 8080, 9100 Kibana, 5601 Logstash.",
+    "Their 2017 Peruvian lineup, £300 each.", "Kargo numaranız 55130, yarın teslim.",
+    "We close the books, 28 Feb – 3 Mar, no deploys.", "Meet by Baker Street tube, exit 3.",
+    "They stole it on Regent Street, approx £90 of perfume", "Bumped to node 20.11.1 and Vue 3.4.2, lint green.",
+    "Regional 4411 Leipzig, Auftragsnummer 5520918834, Gleis 4.",
 ])
 def test_prose_with_numbers_is_not_an_address(text):
     assert _found(addresses.addresses, text) == []

@@ -25,9 +25,9 @@ from presidio_analyzer.predefined_recognizers import (CryptoRecognizer, EmailRec
                                                       SgFinRecognizer, SpacyRecognizer, UkNinoRecognizer,
                                                       UsItinRecognizer, UsSsnRecognizer)
 
-from ibex_worker.pii import addresses, ibans, identifiers, languages, name_neighbours, name_words, names, numbers
+from ibex_worker.pii import (addresses, ibans, identifiers, languages, name_neighbours, name_words, names, networks,
+                             numbers)
 from ibex_worker.pii.casing import View
-from ibex_worker.pii.context import Cues, words_before
 from ibex_worker.pii.lexicon import capitalised_share, gazetteer, places
 from ibex_worker.pii.policy import Finding
 from ibex_worker.pii.vocab import BRANDS, CALENDAR_WORDS, DEMONYMS, NOT_A_PERSON
@@ -38,12 +38,6 @@ PHONE_REGIONS = ("US", "GB", "IE", "DE", "AT", "CH", "FR", "BE", "NL", "ES", "PT
                  "AR", "CO", "ZA", "NG", "KE", "GH", "EG", "AE", "SA", "IL", "TR")
 PHONE_VALIDATED_SCORE = 0.75  # a number valid for some region's plan (Presidio gives 0.4)
 IP_SCORE = 0.9  # a well-formed address ``ipaddress`` accepts (Presidio gives 0.6)
-NOT_AN_IP = Cues.of(["version", "ver", "v", "build", "release", "firmware", "rev", "revision", "oid", "section",
-                     "sec", "§", "clause", "chapter", "paragraph", "step", "rule", "table", "figure", "fig"])
-IP_CUES = Cues.of(["ip", "ips", "ipv4", "address", "addr", "host", "hostname", "server", "gateway", "gw", "dns",
-                   "router", "ping", "from", "to", "src", "dst", "source", "destination", "client", "peer",
-                   "subnet", "connect", "connected", "connection", "login", "logged", "blocked", "allow", "deny",
-                   "proxy", "vpn", "remote", "origin", "forwarded", "x-forwarded-for", "@"])
 NATIONAL_ID = "NATIONAL_ID"
 # Recognizers refinement asks about by name.
 SPACY = "SpacyRecognizer"
@@ -324,42 +318,18 @@ def _keep(text: str, finding: Finding) -> bool:
             return not ID_LIKE.search(value)  # "Ms. Haskell", "Dr. Paris": a title names a person
         return _person(value, announced=finding.recognizer == CUED, placed=finding.recognizer in (CUED, KNOWN))
     if finding.entity_type == "IP_ADDRESS":
-        return not (NOT_AN_IP.found_in(words_before(text, finding.start, 1)) or _inside_dotted_run(text, finding)
-                    or _network(text, finding) or _NETMASK.fullmatch(value) is not None
-                    or _version_like(value) and not IP_CUES.found_in(words_before(text, finding.start, 5)))
+        return networks.ip_in_context(text, finding.start, finding.end)
     if finding.entity_type == "PHONE_NUMBER":
         return numbers.phone_in_context(text, finding.start, value)
+    if finding.recognizer == "InPanRecognizer":
+        return _PAN.fullmatch(value) is not None  # Presidio's weakest PAN pattern looks ahead past its own match
     if finding.entity_type == "US_SSN":
         return not _ZIP4.fullmatch(value)  # 94105-1420 is grouped as a ZIP+4; an SSN is grouped 3-2-4
     return True
 
 
-_PREFIX_LENGTH = re.compile(r"/(\d{1,3})(?!\d)")
-_MASK_OCTET = r"(?:255|254|252|248|240|224|192|128|0)"
-_NETMASK = re.compile(rf"255\.{_MASK_OCTET}\.{_MASK_OCTET}\.{_MASK_OCTET}")
-
-
-def _network(text: str, finding: Finding) -> bool:
-    """``10.0.0.0/8``, ``2001:db8::/32``: a range wider than a household's or a small office's
-    is nobody's address. A narrower one (IPv4 /24 or longer, IPv6 /48 or longer: a home's
-    delegated prefix) can point at a few people, so it stays masked."""
-    value = text[finding.start:finding.end]
-    length = _PREFIX_LENGTH.search(value) or _PREFIX_LENGTH.match(text, finding.end)
-    if length is None:
-        return False
-    return int(length.group(1)) < (48 if ":" in value else 24)
-
-
-def _version_like(value: str) -> bool:
-    """``7.1.3.2``, ``4.2.1.3``: four one-digit parts read as a version or a section number
-    unless the text speaks of addresses."""
-    return all(len(part) == 1 for part in value.split("."))
-
-
-def _inside_dotted_run(text: str, finding: Finding) -> bool:
-    """``19618.1.15.11.14``: four of its parts read as an IPv4 address, the whole does not."""
-    before, after = text[max(0, finding.start - 2):finding.start], text[finding.end:finding.end + 2]
-    return bool(re.fullmatch(r"\d\.", before) or re.fullmatch(r"\.\d", after))
+# India's PAN: five letters, four digits, a check letter.
+_PAN = re.compile(r"[A-Za-z]{5}\d{4}[A-Za-z]")
 
 
 def _person(value: str, *, announced: bool = False, placed: bool = False) -> bool:

@@ -80,7 +80,8 @@ FUNCTION_WORDS = frozenset(
     "soon now later lives live living moved moving send sent ship shipped deliver delivered delivery post posted "
     "mail mailed address is at u ur im i'm it's its i'll we'll you'll he's she's they're don't can't won't lol "
     "monday tuesday wednesday thursday friday saturday sunday am pm morning evening night weekend not no yes "
-    "need needs want wants get got go going come coming call called email phone number my mine".split())
+    "need needs want wants get got go going come coming call called email phone number my mine "
+    "approx approximately about around roughly circa".split())
 # Small words inside street and place names ("Rue de la Paix", "Unter den Linden").
 ADDRESS_PARTICLES = frozenset(
     "de la del los las le les du des da do dos das di dei della van der den von zu am an im auf the of y e et "
@@ -91,7 +92,8 @@ NOT_POSTCODE_LETTERS = frozenset(
     "iu mg ml kg km cm mm ms kb mb gb tb hz db ft lb oz pc".split())
 # Words that name the number after them: no place, no state code, whatever their case.
 NUMBER_NAMES = frozenset({"id", "pin", "passcode", "password", "otp", "code", "ext", "extension", "meeting",
-                           "order", "invoice", "ticket", "ref", "account", "acct", "customer", "booking", "case"})
+                           "order", "invoice", "ticket", "ref", "account", "acct", "customer", "booking", "case",
+                           "numara", "numarası", "numarasi", "numaranız", "numaraniz"})
 # Units that make "<number> <unit> ..." a quantity, not a house number.
 QUANTITIES = frozenset("""
 second seconds sec secs minute minutes min mins hour hours hr hrs h day days week weeks wk month months year years
@@ -104,3 +106,9 @@ ENGLISH_JOINERS = frozenset({"the", "of", "and", "at", "on", "in", "to"})
 # Prefixes that are everyday words too ("via email", "am Montag", "place 3 orders").
 AMBIGUOUS_PREFIXES = frozenset({"via", "am", "im", "an der", "in der", "auf der", "zum", "zur", "place",
                                 "route", "cours"})
+
+# United States state and territory codes, as a regular-expression alternation.
+US_STATES = ("al|ak|az|ar|ca|co|ct|de|dc|fl|ga|hi|id|il|in|ia|ks|ky|la|me|md|ma|mi|mn|ms|mo|mt|ne|nv|nh|nj|nm|ny|"
+             "nc|nd|oh|ok|or|pa|ri|sc|sd|tn|tx|ut|vt|va|wa|wv|wi|wy|pr|gu|vi")
+# Address words that are also English function words ("no. 23", "co. Galway", "unit 6").
+NOT_PROSE = frozenset(ADDRESS_PARTICLES | set(REGION_WORDS) | set(UNITS) | set(BUILDINGS))

@@ -14,30 +14,24 @@ from __future__ import annotations
 
 import re
 
-from ibex_worker.pii.address_words import (ADDRESS_PARTICLES, AMBIGUOUS_PREFIXES, BOXES, BUILDINGS, ENGLISH_JOINERS,
-                                           FOREIGN_PREFIXES, FUNCTION_WORDS, NOT_POSTCODE_LETTERS, NUMBER_NAMES,
-                                           QUANTITIES, REGION_WORDS, STREET_PREFIXES, STREET_SUFFIXES, STREET_TYPES,
-                                           UNITS)
-from ibex_worker.pii.business import BUSINESS
-from ibex_worker.pii.context import words_before
+from ibex_worker.pii import address_vetoes as vetoes
+from ibex_worker.pii.address_words import (BOXES, BUILDINGS, ENGLISH_JOINERS, FOREIGN_PREFIXES, FUNCTION_WORDS,
+                                           NOT_POSTCODE_LETTERS, NOT_PROSE, NUMBER_NAMES, REGION_WORDS, STREET_PREFIXES,
+                                           STREET_SUFFIXES, STREET_TYPES, UNITS, US_STATES)
 from ibex_worker.pii.lexicon import capitalised_share, is_common, places
 from ibex_worker.pii.numbers import LIKELY, Hit
 
 _W = r"[^\W\d_][\w'’.\-]*"  # a word (letters first; may hold digits, dots, hyphens)
 _NUM = r"\d+[a-z]?(?:[/\-]\d+[a-z]?)*"
 
-_US_STATES = ("al|ak|az|ar|ca|co|ct|de|dc|fl|ga|hi|id|il|in|ia|ks|ky|la|me|md|ma|mi|mn|ms|mo|mt|ne|nv|nh|nj|nm|ny|"
-              "nc|nd|oh|ok|or|pa|ri|sc|sd|tn|tx|ut|vt|va|wa|wv|wi|wy|pr|gu|vi")
 # Two-letter English words a Dutch postcode's letters must not be ("3296 of Windows").
 _SHORT_WORDS = "(?:of|in|to|at|on|is|it|by|or|an|as|be|do|go|he|me|my|no|so|up|us|we|am|pm|if|ok)\\b"
-# Address words that are also English function words ("no. 23", "co. Galway", "unit 6").
-_NOT_PROSE = frozenset(ADDRESS_PARTICLES | set(REGION_WORDS) | set(UNITS) | set(BUILDINGS))
 _STREET_TYPE_RE = "|".join(sorted((re.escape(t) for t in STREET_TYPES), key=len, reverse=True))
 _PREFIX_RE = "|".join(sorted((re.escape(t) for t in STREET_PREFIXES), key=len, reverse=True))
 _SUFFIX_RE = "|".join(sorted((re.escape(t) for t in STREET_SUFFIXES), key=len, reverse=True))
 _BOX_RE = "|".join(sorted((re.escape(t) for t in BOXES), key=len, reverse=True))
 _FOREIGN_PREFIX_RE = "|".join(sorted((re.escape(t) for t in FOREIGN_PREFIXES), key=len, reverse=True))
-_DIRECTION = r"(?:\s+(?:n|s|e|w|ne|nw|se|sw|north|south|east|west|o|nord|sud|ouest)\.?)?"
+_DIRECTION = r"(?:\s+(?:n|s|e|w|ne|nw|se|sw|north|south|east|west|o|nord|sud|ouest)(?![\w])\.?)?"
 
 _STREET_NAME = rf"(?:(?:{_W}|\d+(?:st|nd|rd|th))\s+){{1,4}}"
 # 12 rue des Martyrs / 27 allée des Tilleuls ("via" is English too: only before a name)
@@ -94,14 +88,14 @@ _WEAK = [
     re.compile(rf"(?<![\w]){_STREET_NAME}(?:{_STREET_TYPE_RE})(?![\w]){_DIRECTION}", re.IGNORECASE),
     re.compile(r"(?<![\w])\d+(?:st|nd|rd|th)\s+(?:main|cross|block|stage|phase|sector|avenue|street|road)"
                r"(?:\s+road)?(?![\w])", re.IGNORECASE),
-    re.compile(r"(?<![\w])(?:sector|phase|pocket|block)\s+\d+[a-z]?(?![\w]|[,.]\d)", re.IGNORECASE),
+    re.compile(r"(?<![\w])(?:sector|phase|pocket|block)\s+\d{1,4}[a-z]?(?![\w]|[,.]\d)", re.IGNORECASE),
     re.compile(rf"(?<![\w])(?:[a-z]\d{{2}}\s(?=[a-z]*\d)[a-z\d]{{4}}|[1-9]\d{{3}}\s(?!{_SHORT_WORDS})"
-               rf"(?P<letters>[a-z]{{2}})|(?:{_US_STATES})\s\d{{5}}(?:-\d{{4}})?)(?![\w])", re.IGNORECASE),
+               rf"(?P<letters>[a-z]{{2}})|(?:{US_STATES})\s\d{{5}}(?:-\d{{4}})?)(?![\w])", re.IGNORECASE),
     # 10961 Berlin / 100 00 Praha / 31-609 Kraków / 1100-053 Lisboa: a postcode before a place name
     re.compile(r"(?<![\w\-.,/:])(?P<code>\d{5}|\d{4}|\d{3}\s\d{2}|\d{2}-\d{3}|\d{4}-\d{3}|\d{3})\s+"
                r"(?P<place>[^\W\d_][\w\-]*)"),
     # Kolkata 700091 / São Paulo 01426-001: a place name (capitalised in the view) and a postcode
-    re.compile(r"(?<![\w])(?P<place>[^\W\d_]+)\s+(?:\d{5,6}|\d{5}-\d{3}|\d{4}-\d{3}|\d{3}-\d{4}|\d{2}-\d{3})"
+    re.compile(r"(?<![\w])(?P<place>[^\W\d_]{3,})\s+(?:\d{5,6}|\d{5}-\d{3}|\d{4}-\d{3}|\d{3}-\d{4}|\d{2}-\d{3})"
                r"(?![\w\-]|[.,]\d)"),
 ]
 # A unit word, whole ("po" is no unit in "postal").
@@ -123,94 +117,35 @@ def addresses(text: str) -> list[Hit]:
     spans: list[tuple[int, int]] = []
     for anchor in _STRONG:
         for match in anchor.finditer(text):
-            if anchor in (_PREFIX_FIRST, _NUMBER_FIRST) and not _street_name(match.group("prefix"),
+            if anchor in (_PREFIX_FIRST, _NUMBER_FIRST) and not vetoes.street_name(match.group("prefix"),
                                                                             match.group("name")):
                 continue
             if anchor is _COMPOUND_STREET and is_common(match.group(0).split()[0].lower()):
                 continue  # "bring 70 mph gusts": an English word that ends like a street ("-ring")
-            if match.group(0)[:1].isdigit() and _record_number(text, match.start()):
+            if match.group(0)[:1].isdigit() and vetoes.record_number(text, match.start()):
                 continue  # "port 6432 via Pgbouncer": the number is a record's, not a door's
-            if _plausible_anchor(match.group(0)) and not _HIGHWAY.fullmatch(match.group(0)):
+            if vetoes.plausible_anchor(match.group(0)) and not vetoes.HIGHWAY.fullmatch(match.group(0)):
                 spans.append(_extend(text, match.start(), match.end(), weak=False) or (match.start(), match.end()))
     for anchor in _WEAK:
         for match in anchor.finditer(text):
-            if "place" in anchor.groupindex and not _may_be_place(match):
+            if "place" in anchor.groupindex and not vetoes.may_be_place(match):
                 continue
+            if vetoes.landmark_after(text, match.end()):
+                continue  # "Oxford Street station": a place named after the street
             if match.groupdict().get("letters") and match.group("letters").lower() in NOT_POSTCODE_LETTERS:
                 continue  # "2024 de", "1000 IU": a year or an amount before a word, not "1017 XN"
             first = match.group(0).split()[0].lower().strip(".:#")
-            if first in NUMBER_NAMES or first in _RECORD_WORDS:
+            if first in NUMBER_NAMES or first in vetoes.RECORD_WORDS:
                 continue  # "ID 10637", "policy 55-813-2207": a number with its name, not "ID 83702" of Idaho
-            if first[:1].isdigit() and (_record_number(text, match.start()) or _quantity(match.group(0))):
+            if first[:1].isdigit() and (vetoes.record_number(text, match.start()) or vetoes.quantity(match.group(0))):
                 continue  # "port 6432 via", "1000 Mbps full duplex": a record's number or an amount
-            start = _plausible_start(text, match.start(), match.end())
+            start = vetoes.plausible_start(text, match.start(), match.end())
             span = _extend(text, start, match.end(), weak=True) if start is not None else None
             if span is not None:
                 spans.append(span)
     for match in _CODES.finditer(text):
         spans.append(_extend(text, match.start(), match.end(), weak=True, alone=True) or (match.start(), match.end()))
     return [Hit("STREET_ADDRESS", start, end, LIKELY) for start, end in _merge(spans)]
-
-
-# "Take route 66 west": a numbered route is a road, not a door (rural routes are weak anchors).
-_HIGHWAY = re.compile(r"(?:route|rte|highway|hwy)\s+\d+", re.IGNORECASE)
-# Business words that name the number after them (a block is an address's too, TX a state's).
-_RECORD_WORDS = BUSINESS.words - _NOT_PROSE - {"block"} - set(_US_STATES.split("|"))
-
-
-def _record_number(text: str, start: int) -> bool:
-    return any(word in _RECORD_WORDS for word in words_before(text, start, 1))
-
-
-def _quantity(anchor: str) -> bool:
-    words = [w.strip(".,").lower() for w in anchor.split()]
-    return len(words) > 1 and words[1] in QUANTITIES
-
-
-def _street_name(prefix: str, name: str) -> bool:
-    """The words between a prefix and the number name a street: no digits in them ("via eth1
-    lease 86400"); after a prefix that is an everyday word too, a name that is not plain
-    English ("am 18", "via the portal 3" are not streets; "Via Roma 12", "Am Markt 5" are)."""
-    words = name.split()
-    if any(ch.isdigit() for w in words for ch in w):
-        return False
-    if prefix.lower() not in AMBIGUOUS_PREFIXES:
-        return True
-    return any(not is_common(w.lower().strip(".,")) for w in words if w.lower() not in ADDRESS_PARTICLES)
-
-
-def _may_be_place(match: re.Match[str]) -> bool:
-    """"Run 2024-117", "2024 release": a common word is no place, whatever its case; a word the
-    lexicon knows only from a dictionary ("antwerpen", "milano") may be one. A three-digit code
-    is too common a number to stand for a postcode before anything but a known place."""
-    word = match.group("place")
-    place = word.lower()
-    share = capitalised_share(place)
-    if share is not None and share < 0.5 and not word[0].isupper():
-        return False  # "meter reading 048213": an English word written as one
-    if place in places():
-        return True
-    if "code" in match.groupdict() and len(match.group("code")) == 3:
-        return False
-    return share is not None and share >= 0.5 or not is_common(place) and word[0].isupper()
-
-
-def _plausible_anchor(value: str) -> bool:
-    """``5 hour drive``, ``3 miles along the river walk`` are prose, not streets: a quantity
-    after the number, or an English function word in the street's name."""
-    if value[:1].isdigit() and _quantity(value):
-        return False
-    words = [w.strip(".,").lower() for w in value.split()]
-    return not any(w in FUNCTION_WORDS and (w not in _NOT_PROSE or w in ENGLISH_JOINERS) for w in words)
-
-
-def _plausible_start(text: str, start: int, end: int) -> int | None:
-    """Where a weak anchor's plausible part starts: ``new address is Valiasr St`` is the street
-    ``Valiasr St`` after prose; None when no tail of it is plausible."""
-    for word in re.finditer(r"\S+", text[start:end]):
-        if _plausible_anchor(text[start + word.start():end]):
-            return start + word.start()
-    return None
 
 
 def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -242,9 +177,9 @@ def _place_like(parts: str) -> bool:
     for word in re.findall(r"[\w.\-']+", parts):
         bare = word.strip(".").lower()
         share = capitalised_share(bare)
-        if share is not None and share < 0.5 and not word[0].isupper() and bare not in _NOT_PROSE:
+        if share is not None and share < 0.5 and not word[0].isupper() and bare not in NOT_PROSE:
             continue  # an English word written as one ("nice stall"), whatever place shares its name
-        if any(ch.isdigit() for ch in word) or word[0].isupper() or bare in places() or bare in _NOT_PROSE \
+        if any(ch.isdigit() for ch in word) or word[0].isupper() or bare in places() or bare in NOT_PROSE \
                 or share is not None:
             return True
     return False
@@ -283,6 +218,8 @@ def _extend_right(text: str, end: int) -> int:
         if match is None:
             return end
         separator, part = match.group(1), match.group(2)
+        if vetoes.DATE_PART.match(part):
+            return end
         length = _address_prefix(part)
         if length and separator.strip() == "" and not _postcode_start(part[:length]):
             length = _place_after_postcode(text[:end], part)
@@ -377,21 +314,23 @@ def _address_like(part: str) -> bool:
     if not words:
         return False
     has_digit = any(ch.isdigit() for ch in part)
-    if len(words) > (_PART_MAX_WORDS if has_digit else 4) or "@" in part or _PROSE_MARKS.search(part):
+    if len(words) > (_PART_MAX_WORDS if has_digit else 4) or "@" in part or _PROSE_MARKS.search(part) \
+            or vetoes.names_a_record(part):
         return False
     if _STATE_ZIP.fullmatch(part.strip()):
         return True  # "OR 97215", "IN 46204": a state code that is also an English word
     bare = [w.strip(".,()'’\"").lower() for w in words]
-    return not any(b in FUNCTION_WORDS and b not in _NOT_PROSE and not _unit_letter(bare, i)
+    return not any(b in FUNCTION_WORDS and b not in NOT_PROSE and not _unit_letter(bare, i)
                    for i, b in enumerate(bare))
 
 
 def _unit_letter(bare: list[str], index: int) -> bool:
     """"Station A", "Block A", "Unit A": a one-letter designator after an address word."""
-    return len(bare[index]) == 1 and index > 0 and bare[index - 1] in _NOT_PROSE
+    return len(bare[index]) == 1 and index > 0 and bare[index - 1] in NOT_PROSE
 
 
 _STATE_ZIP = re.compile(r"[a-z]{2}\.?\s+\d{5}(?:-\d{4})?", re.IGNORECASE)
 
 
-_PROSE_MARKS = re.compile(r"\d{3}[ .\-]\d{3}[ .\-]\d{3,4}|https?:|[!?]|\b\d{1,2}:\d{2}\b|\d+\s*(?:am|pm)\b", re.I)
+_PROSE_MARKS = re.compile(r"\d{3}[ .\-]\d{3}[ .\-]\d{3,4}|https?:|[!?]|\b\d{1,2}:\d{2}\b|\d+\s*(?:am|pm)\b"
+                          r"|[£$€¥₹]\s?\d|\d\s?%|\d+\.\d+\.\d+|[→⇒]|->", re.I)

@@ -25,6 +25,13 @@ def luhn_valid(digits: str) -> bool:
     return total % 10 == 0
 
 
+def gtin_valid(digits: str) -> bool:
+    """GS1 check digit of a barcode number (EAN-13, UPC-A, EAN-8): weights 3 and 1 from the right."""
+    body, check = digits[:-1], int(digits[-1])
+    total = sum(int(ch) * (3 if index % 2 == 0 else 1) for index, ch in enumerate(reversed(body)))
+    return (10 - total % 10) % 10 == check
+
+
 def iban_valid(compact: str) -> bool:
     """ISO 13616 mod-97 over an IBAN without separators (any case)."""
     text = compact.upper()

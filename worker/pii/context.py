@@ -15,10 +15,11 @@ _CLAUSE_BREAK = re.compile(r"[|;\n•]|[.!?](?=\s+[A-Z])")
 _TOKEN = re.compile(r"[#№]|[^\W_]+(?:['’.-][^\W_]+)*\.?", re.UNICODE)
 
 
-def words_before(text: str, start: int, count: int = 4) -> list[str]:
-    """Up to ``count`` lower-case words (and ``#``) right before ``start``, nearest last,
-    not reaching back over a clause break; a possessive counts as its word ("mobile's")."""
-    window = text[max(0, start - 80):start]
+def words_before(text: str, start: int, count: int = 4, reach: int = 80) -> list[str]:
+    """Up to ``count`` lower-case words (and ``#``) in the ``reach`` characters before
+    ``start``, nearest last, not reaching back over a clause break; a possessive counts as
+    its word ("mobile's")."""
+    window = text[max(0, start - reach):start]
     breaks = list(_CLAUSE_BREAK.finditer(window))
     if breaks:
         window = window[breaks[-1].end():]

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from ibex_worker.pii import spoken
 from ibex_worker.pii.business import BUSINESS, RECORDS
-from ibex_worker.pii.checksums import luhn_valid
+from ibex_worker.pii.checksums import gtin_valid, luhn_valid
 from ibex_worker.pii.context import Cues, words_before
 
 CERTAIN = 0.95
@@ -76,11 +76,23 @@ _VANITY = re.compile(r"(?<![\w\-])1[-. ]?8(?:00|88|77|66|55|44|33)[-. ](?=[\w\-]
 # wa.me/447700900873: a WhatsApp click-to-chat link carries the number whole.
 _CHAT_LINK = re.compile(r"(?<=wa\.me/)\+?\d{7,15}(?!\d)", re.IGNORECASE)
 
+# 089/12345678, 0171/1234567-12: an area code written before a slash, the German way, also
+# glued to its label ("Tel.089/...", "Fax089/...").
+_AREA_SLASH = re.compile(r"(?<![\d/,:+\-])(?<!\d\.)0\d{1,4}/\d{3,10}(?:-\d{1,5})?(?![\d/]|[.,]\d)")
+
+
+def _glued_cue(text: str, start: int) -> bool:
+    word = re.search(r"[^\W\d_]+(?:\.[^\W\d_]+)*\.?$", text[max(0, start - 20):start])
+    return word is not None and any(part in PHONE_CUES.words for part in word.group(0).lower().split("."))
+
 
 def phones(text: str) -> list[Hit]:
     hits = [hit for match in _PHONE.finditer(text) if (hit := _phone(text, match)) is not None]
     hits += [Hit("PHONE_NUMBER", m.start(), m.end(), LIKELY) for m in _VANITY.finditer(text)]
     hits += [Hit("PHONE_NUMBER", m.start(), m.end(), LIKELY) for m in _CHAT_LINK.finditer(text)]
+    hits += [Hit("PHONE_NUMBER", m.start(), m.end(), LIKELY if _phone_cue(text, m.start())
+                 or _glued_cue(text, m.start()) else UNCERTAIN) for m in _AREA_SLASH.finditer(text)
+             if len(re.sub(r"\D", "", m.group(0))) >= 7 and phone_in_context(text, m.start(), m.group(0))]
     hits += [Hit("PHONE_NUMBER", m.start(), m.end(), LIKELY if _phone_cue(text, m.start()) else UNCERTAIN)
              for m in spoken.SPOKEN.finditer(text) if spoken.spoken_phone(m.group(0))]
     return hits
@@ -129,11 +141,14 @@ def phone_in_context(text: str, start: int, value: str) -> bool:
         return False  # no country code starts with 0 ("+0000 2024" is a UTC offset); "19 / 2024-03-02" holds a date
     if _DECIMAL.search(value) and not _phone_cue(text, start):
         return False  # "41729.883", "load avg 1.42 0.98": numbers with a fraction, not a dialled number
-    if value.isdigit() and (len(value) <= 8 or text[start - 1:start] == "=" or _EPOCH.fullmatch(value)) \
-            and not _phone_cue(text, start):
+    if value.isdigit() and (len(value) <= 8 or text[start - 1:start] == "=") and not _phone_cue(text, start):
         return False  # "sysUpTime 48213377 ticks", "uptime=447182931", "ts": 1714650127: a counter or a clock
+    if _EPOCH.fullmatch(value) and not _phone_cue(text, start, strong_only=True):
+        return False  # "assigned ... at 1710146537": "at" names a time as often as a number to call
     if re.fullmatch(r"\d\.", text[max(0, start - 2):start]) and not _phone_cue(text, start):
         return False  # "23793.38128 60000": the rest of a longer number, cut at its decimal point
+    if _listed(text, start, value) and not _phone_cue(text, start):
+        return False  # "rows 4418-18234", "ch 36/40/44/48", "6-4 3-6 7-6": a range, a list or scores
     if _URL_PATH.search(text[max(0, start - 120):start]):
         return False  # "dhl.de/t/4417829310": a path segment of a web address ("wa.me/..." is found on its own)
     before = words_before(text, start, 6)
@@ -150,9 +165,30 @@ def phone_in_context(text: str, start: int, value: str) -> bool:
     return any(word in strong for word in before)  # "my phone number for the order is ...": a phone word wins
 
 
-# Unix time in seconds or milliseconds (2001 to 2033), unannounced: a bare run of ten digits
-# starting with 1 is no North American number (area codes start at 2); with a phone word it
-# is still taken as one.
+def _listed(text: str, start: int, value: str) -> bool:
+    """Numbers side by side that no numbering plan writes so: alternatives or a run with a
+    slash (only an area code starting with 0 is written before one, ``089/12345678``), a
+    range rising to a longer bound (``4418-18234``), game scores (``6-4 3-6``), six or more rising pairs (lottery
+    picks), a ZIP+4."""
+    groups = re.findall(r"\d+", value)
+    if "/" in value and (value.count("/") > 1 or not value.lstrip("(").startswith(("0", "+"))
+                         or re.search(r"\d/\s*$", text[max(0, start - 2):start])):
+        return True
+    if re.fullmatch(r"[1-9]\d*-\d+", value) and len(groups[0]) < len(groups[1]) and int(groups[0]) < int(groups[1]) \
+            and (len(groups[0]), len(groups[1])) != (3, 4):
+        return True  # a range; "555-1234" is a local number
+    rising = len(groups) >= 6 and all(len(g) <= 2 for g in groups) and groups == sorted(groups, key=int) \
+        and len(set(groups)) == len(groups)
+    return rising or bool(_SCORES.fullmatch(value) or _ZIP4.fullmatch(value))
+
+
+_SCORES = re.compile(r"\d-\d(?:[ ,;()]+\d-\d)+\)?")
+_ZIP4 = re.compile(r"\d{5}-\d{4}")
+
+
+# Unix time in seconds or milliseconds (2001 to 2033): a bare run of ten digits starting with
+# 1 is no North American number (area codes start at 2); only a phone word other than "at" or
+# "on" makes it one.
 _EPOCH = re.compile(r"1\d{9}|1\d{12}")
 # A web address's path right before the number: a host with a dot, then "/" segments.
 _URL_PATH = re.compile(r"(?<![\w.@])(?:https?://)?(?!wa\.me/)[\w\-]+(?:\.[\w\-]+)+(?::\d+)?/(?:[^\s/]+/)*$", re.I)
@@ -201,13 +237,13 @@ def _card_shaped(value: str) -> bool:
         and card_network(digits)
 
 
-def _phone_cue(text: str, start: int) -> bool:
+def _phone_cue(text: str, start: int, *, strong_only: bool = False) -> bool:
     before = words_before(text, start, 5)
     strong = PHONE_CUES.words - _WEAK_PHONE
     if any(word in strong for word in before) or any(
             _tail_has(before, phrase) for phrase in PHONE_CUES.phrases):
         return True
-    return bool(before) and before[-1] in _WEAK_PHONE
+    return not strong_only and bool(before) and before[-1] in _WEAK_PHONE
 
 
 def _tail_has(words: list[str], phrase: tuple[str, ...]) -> bool:
@@ -266,8 +302,10 @@ def _card_score(text: str, start: int, raw: str, digits: str) -> float:
     network = card_network(digits)
     groups = tuple(len(g) for g in re.split(r"[ \-]", raw))
     card_shaped = network and (len(groups) == 1 or groups in _CARD_GROUPS)
-    if BUSINESS.found_in(before[-2:]) and not cue:
-        return 0.0
+    if BUSINESS.found_in(before[-2:]) and not _card_named_after(before) and not (luhn_valid(digits) and cue):
+        return 0.0  # "order id 5623...", "exp ..., order id ...": the business word is the nearer
+    if not cue and len(digits) in (12, 13) and gtin_valid(digits) and not luhn_valid(digits):
+        return 0.0  # an EAN-13 or UPC-A barcode, its own check digit right and a card's wrong
     if luhn_valid(digits) and card_shaped:
         return CERTAIN
     if cue and (network or luhn_valid(digits)):
@@ -275,6 +313,12 @@ def _card_score(text: str, start: int, raw: str, digits: str) -> float:
     if card_shaped:
         return UNCERTAIN  # a card's network and length, check digit wrong: a mistyped card is still a card
     return 0.0
+
+
+def _card_named_after(before: list[str]) -> bool:
+    """A card word after the business word nearest the number ("order gift card")."""
+    business_at = next(i for i in range(max(0, len(before) - 2), len(before)) if BUSINESS.found_in(before[i:]))
+    return CARD_CUES.found_in(before[business_at:])
 
 
 # ---------------------------------------------------------------- cryptocurrency addresses

@@ -1,0 +1,26 @@
+"""IP addresses in context (``ibex_worker.pii.networks``): versions, sections and wide
+ranges are nobody's address; a host stays one."""
+
+from __future__ import annotations
+
+import pytest
+
+from ibex_worker.pii import networks
+
+
+@pytest.mark.parametrize("text, value, address", [
+    ("Controllers upgraded from 7.4.22.3 to 7.4.31.0 overnight", "7.4.22.3", False),  # a version change
+    ("Controllers upgraded from 7.4.22.3 to 7.4.31.0 overnight", "7.4.31.0", False),
+    ("audit item 4.12.2.1 still open", "4.12.2.1", False),                             # a checklist item
+    ("kernel 6.8.12.3 on the gateway", "6.8.12.3", False),
+    ("upgraded the router from 10.20.0.1 to 10.20.0.254", "10.20.0.1", True),         # a host word in the clause
+    ("firmware bumped; the laptop moved from 192.168.4.20 to 192.168.4.21", "192.168.4.21", True),
+    ("Upgraded the agents and then blocked 203.0.113.77", "203.0.113.77", True),       # no "from"/"to" before it
+    ("traffic from 198.51.100.23 after the release", "198.51.100.23", True),           # the release comes after
+    ("netmask 255.255.255.0", "255.255.255.0", False),
+    ("route 10.0.0.0/8 via the core", "10.0.0.0", False),
+    ("the home prefix 81.2.69.0/28", "81.2.69.0", True),
+])
+def test_versions_sections_and_masks_are_not_addresses_and_hosts_are(text, value, address):
+    start = text.index(value)
+    assert networks.ip_in_context(text, start, start + len(value)) is address

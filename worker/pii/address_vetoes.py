@@ -1,0 +1,109 @@
+"""Vetoes on address anchors: the number or name an anchor found that context shows is no
+door or place ("port 6432", "5 hour drive", "2018 Mexican model", "9090 Prometheus")."""
+
+from __future__ import annotations
+
+import re
+
+from ibex_worker.pii.address_words import (ADDRESS_PARTICLES, AMBIGUOUS_PREFIXES, ENGLISH_JOINERS, FUNCTION_WORDS,
+                                           NOT_PROSE, QUANTITIES, US_STATES)
+from ibex_worker.pii.business import RECORDS
+from ibex_worker.pii.context import words_before
+from ibex_worker.pii.lexicon import capitalised_share, is_common, places
+from ibex_worker.pii.vocab import DEMONYMS, NOT_A_PERSON
+
+# "Take route 66 west": a numbered route is a road, not a door (rural routes are weak anchors).
+HIGHWAY = re.compile(r"(?:route|rte|highway|hwy)\s+\d+", re.IGNORECASE)
+# Business words and registers that name the number after them ("D-U-N-S 15-048-3782"; a
+# block is an address's too, TX a state's).
+RECORD_WORDS = RECORDS.words - NOT_PROSE - {"block"} - set(US_STATES.split("|"))
+
+
+def record_number(text: str, start: int) -> bool:
+    return any(word in RECORD_WORDS for word in words_before(text, start, 1))
+
+
+def quantity(anchor: str) -> bool:
+    words = [w.strip(".,").lower() for w in anchor.split()]
+    return len(words) > 1 and words[1] in QUANTITIES
+
+
+def street_name(prefix: str, name: str) -> bool:
+    """The words between a prefix and the number name a street: no digits in them ("via eth1
+    lease 86400"); after a prefix that is an everyday word too, a name that is not plain
+    English ("am 18", "via the portal 3" are not streets; "Via Roma 12", "Am Markt 5" are)."""
+    words = name.split()
+    if any(ch.isdigit() for w in words for ch in w):
+        return False
+    if prefix.lower() not in AMBIGUOUS_PREFIXES:
+        return True
+    return any(not is_common(w.lower().strip(".,")) for w in words if w.lower() not in ADDRESS_PARTICLES)
+
+
+def may_be_place(match: re.Match[str]) -> bool:
+    """"Run 2024-117", "2024 release": a common word is no place, whatever its case; a word the
+    lexicon knows only from a dictionary ("antwerpen", "milano") may be one. A three-digit code
+    is too common a number to stand for a postcode before anything but a known place."""
+    word = match.group("place")
+    place = word.lower()
+    share = capitalised_share(place)
+    if share is not None and share < 0.5 and not word[0].isupper():
+        return False  # "meter reading 048213": an English word written as one
+    if place in places():
+        return True
+    if place in DEMONYMS or place in NOT_A_PERSON:
+        return False  # "2018 Mexican model", "9090 Prometheus, 3000 Grafana": a people's name, a product
+    if "code" in match.groupdict() and len(match.group("code")) == 3:
+        return False
+    return share is not None and share >= 0.5 or not is_common(place) and word[0].isupper()
+
+
+def plausible_anchor(value: str) -> bool:
+    """``5 hour drive``, ``3 miles along the river walk`` are prose, not streets: a quantity
+    after the number, or an English function word in the street's name."""
+    if value[:1].isdigit() and quantity(value):
+        return False
+    words = [w.strip(".,").lower() for w in value.split()]
+    return not any(w in FUNCTION_WORDS and (w not in NOT_PROSE or w in ENGLISH_JOINERS) for w in words)
+
+
+def plausible_start(text: str, start: int, end: int) -> int | None:
+    """Where a weak anchor's plausible part starts: ``new address is Valiasr St`` is the street
+    ``Valiasr St`` after prose; None when no tail of it is plausible."""
+    for word in re.finditer(r"\S+", text[start:end]):
+        if plausible_anchor(text[start + word.start():end]):
+            return start + word.start()
+    return None
+
+
+# What follows a street's name when the street names a place that is not a door: "Oxford
+# Street station", "Baker Street tube", "Great North Road bridge".
+_LANDMARK_AFTER = re.compile(r"\s+(?:station|stn|tube|metro|underground|overground|stop|interchange|junction|"
+                             r"bridge|tunnel|market|mall|shopping|car park|parking|branch|store|shop|campus|"
+                             r"hospital|church|school|stadium|park|bus|tram|line|exit)\b", re.IGNORECASE)
+# A part that starts with a date ("30 Sep – 4 Oct", "4 March"): a time, not an address part.
+DATE_PART = re.compile(r"\s*\d{1,2}(?:st|nd|rd|th)?\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec|"
+                       r"january|february|march|april|june|july|august|september|october|november|december)\.?"
+                       r"(?:\s*[–\-]|\s+\d{2,4}\b|\s*[.,;]|\s*$)", re.IGNORECASE)
+
+
+def landmark_after(text: str, end: int) -> bool:
+    return _LANDMARK_AFTER.match(text, end) is not None
+
+
+# Record words that end an address where a part names them ("Auftragsnummer 7392048155",
+# "order 5521"): a record's number, not an address part. Compounds are told by ``RECORDS``.
+_PART_RECORDS = frozenset({"order", "orders", "invoice", "inv", "ticket", "tickets", "tracking", "booking",
+                           "reservation", "confirmation", "transaction", "txn", "receipt", "policy", "claim",
+                           "flight", "isbn", "sku", "serial", "model", "account", "acct", "ref", "reference",
+                           "referenz", "case", "incident", "shipment", "parcel", "awb", "pedido", "factura",
+                           "bestellung", "rechnung", "commande", "facture"})
+
+
+def names_a_record(part: str) -> bool:
+    words = [w.strip(".,:;()'’\"").lower() for w in part.split()]
+    return any(w in _PART_RECORDS or (w not in RECORDS.words or _NUMBER_COMPOUND.search(w)) and RECORDS.found_in([w])
+               for w in words if w)
+
+
+_NUMBER_COMPOUND = re.compile(r"(?:nummer|nr)$")

@@ -1,0 +1,75 @@
+"""IP addresses in context: a dotted quad that is a version, a section number, a netmask or a
+range wider than a household's is nobody's address.
+
+A recognizer finds the shape (``ipaddress`` accepts it); ``ip_in_context`` says whether the
+text lets it stand for a host.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ibex_worker.pii.context import Cues, words_before
+
+NOT_AN_IP = Cues.of(["version", "ver", "v", "build", "release", "firmware", "rev", "revision", "oid", "section",
+                     "sec", "§", "clause", "chapter", "paragraph", "step", "rule", "table", "figure", "fig", "item",
+                     "kernel", "patch", "bios", "driver", "sdk", "api", "appendix", "annex", "article", "art"])
+IP_CUES = Cues.of(["ip", "ips", "ipv4", "address", "addr", "host", "hostname", "server", "gateway", "gw", "dns",
+                   "router", "ping", "from", "to", "src", "dst", "source", "destination", "client", "peer",
+                   "subnet", "connect", "connected", "connection", "login", "logged", "blocked", "allow", "deny",
+                   "proxy", "vpn", "remote", "origin", "forwarded", "x-forwarded-for", "@"])
+# Words of networks that, anywhere in a clause, keep a version change from explaining a quad.
+_NETWORK_WORDS = Cues.of(["resolver", "nameserver", "firewall", "allowlist", "whitelist", "blocklist", "blacklist",
+                          "dhcp", "lease", "static", "route", "nat", "endpoint", "ssh", "rdp", "port", "ports",
+                          "lan", "wan", "wifi", "wi-fi", "network", "interface", "assigned", "device", "machine",
+                          "laptop", "phone", "user", "customer", "visitor", "attacker", "block", "ban", "banned"])
+# Words of a version change ("upgraded the firmware from 9.3.10.1 to 9.3.12.4"): before a
+# dotted quad, with no word of networks in the clause, they make every quad of it a version.
+_UPGRADES = Cues.of(["version", "versions", "firmware", "release", "build", "upgrade", "upgraded", "upgrading",
+                     "downgrade", "downgraded", "patched", "bumped", "pinned", "rolled back", "kernel", "bios"])
+_DIRECTIONS = frozenset({"from", "to"})
+
+_PREFIX_LENGTH = re.compile(r"/(\d{1,3})(?!\d)")
+_MASK_OCTET = r"(?:255|254|252|248|240|224|192|128|0)"
+_NETMASK = re.compile(rf"255\.{_MASK_OCTET}\.{_MASK_OCTET}\.{_MASK_OCTET}")
+
+
+def ip_in_context(text: str, start: int, end: int) -> bool:
+    value = text[start:end]
+    before = words_before(text, start, 5)
+    return not (NOT_AN_IP.found_in(before[-1:]) or _inside_dotted_run(text, start, end)
+                or _network(text, start, end) or _NETMASK.fullmatch(value) is not None
+                or _version_like(value) and not IP_CUES.found_in(before)
+                or _version_change(text, start))
+
+
+def _version_change(text: str, start: int) -> bool:
+    """``firmware ... from 9.3.10.1 to 9.3.12.4``: right after "from" or "to", in a clause that
+    speaks of a version change and of no host (its only network words are "from" and "to")."""
+    clause = words_before(text, start, 24, reach=200)
+    others = [word for word in clause if word not in _DIRECTIONS]
+    return (bool(clause) and clause[-1] in _DIRECTIONS and _UPGRADES.found_in(clause)
+            and not IP_CUES.found_in(others) and not _NETWORK_WORDS.found_in(others))
+
+
+def _network(text: str, start: int, end: int) -> bool:
+    """``10.0.0.0/8``, ``2001:db8::/32``: a range wider than a household's or a small office's
+    is nobody's address. A narrower one (IPv4 /24 or longer, IPv6 /48 or longer: a home's
+    delegated prefix) can point at a few people, so it stays masked."""
+    value = text[start:end]
+    length = _PREFIX_LENGTH.search(value) or _PREFIX_LENGTH.match(text, end)
+    if length is None:
+        return False
+    return int(length.group(1)) < (48 if ":" in value else 24)
+
+
+def _version_like(value: str) -> bool:
+    """``7.1.3.2``, ``4.2.1.3``: four one-digit parts read as a version or a section number
+    unless the text speaks of addresses."""
+    return all(len(part) == 1 for part in value.split("."))
+
+
+def _inside_dotted_run(text: str, start: int, end: int) -> bool:
+    """``19618.1.15.11.14``: four of its parts read as an IPv4 address, the whole does not."""
+    before, after = text[max(0, start - 2):start], text[end:end + 2]
+    return bool(re.fullmatch(r"\d\.", before) or re.fullmatch(r"\.\d", after))

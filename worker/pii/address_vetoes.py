@@ -7,16 +7,17 @@ import re
 
 from ibex_worker.pii.address_words import (ADDRESS_PARTICLES, AMBIGUOUS_PREFIXES, ENGLISH_JOINERS, FUNCTION_WORDS,
                                            NOT_PROSE, QUANTITIES, US_STATES)
-from ibex_worker.pii.business import RECORDS
+from ibex_worker.pii.business import BUSINESS, RECORDS
 from ibex_worker.pii.context import words_before
 from ibex_worker.pii.lexicon import capitalised_share, is_common, places
 from ibex_worker.pii.vocab import DEMONYMS, NOT_A_PERSON
 
 # "Take route 66 west": a numbered route is a road, not a door (rural routes are weak anchors).
 HIGHWAY = re.compile(r"(?:route|rte|highway|hwy)\s+\d+", re.IGNORECASE)
-# Business words and registers that name the number after them ("D-U-N-S 15-048-3782"; a
-# block is an address's too, TX a state's).
-RECORD_WORDS = RECORDS.words - NOT_PROSE - {"block"} - set(US_STATES.split("|"))
+# Business words and company registers that name the number after them ("D-U-N-S
+# 15-048-3782"; a block is an address's too, TX a state's). Not "PIN": India's postcode.
+_COMPANY_REGISTERS = frozenset({"d-u-n-s", "duns", "lei", "hrb", "hra", "kvk", "krs", "regon", "vat"})
+RECORD_WORDS = (BUSINESS.words | _COMPANY_REGISTERS) - NOT_PROSE - {"block"} - set(US_STATES.split("|"))
 
 
 def record_number(text: str, start: int) -> bool:
@@ -78,9 +79,8 @@ def plausible_start(text: str, start: int, end: int) -> int | None:
 
 # What follows a street's name when the street names a place that is not a door: "Oxford
 # Street station", "Baker Street tube", "Great North Road bridge".
-_LANDMARK_AFTER = re.compile(r"\s+(?:station|stn|tube|metro|underground|overground|stop|interchange|junction|"
-                             r"bridge|tunnel|market|mall|shopping|car park|parking|branch|store|shop|campus|"
-                             r"hospital|church|school|stadium|park|bus|tram|line|exit)\b", re.IGNORECASE)
+_LANDMARK_AFTER = re.compile(r"\s+(?:station|stn|tube|metro|underground|overground|stop|bridge|tunnel|car park|"
+                             r"parking|branch|store|shop|stadium|bus|tram|exit)\b", re.IGNORECASE)
 # A part that starts with a date ("30 Sep – 4 Oct", "4 March"): a time, not an address part.
 DATE_PART = re.compile(r"\s*\d{1,2}(?:st|nd|rd|th)?\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec|"
                        r"january|february|march|april|june|july|august|september|october|november|december)\.?"
@@ -91,19 +91,25 @@ def landmark_after(text: str, end: int) -> bool:
     return _LANDMARK_AFTER.match(text, end) is not None
 
 
-# Record words that end an address where a part names them ("Auftragsnummer 7392048155",
-# "order 5521"): a record's number, not an address part. Compounds are told by ``RECORDS``.
+# Record words that end an address where a part gives their number ("Auftragsnummer
+# 7392048155", "order no. 5521"): a record's number, not an address part ("Case postale 12",
+# "The Parcel Yard" are). A compound counts only when it is a record word itself ("Hausnummer"
+# is the door's).
 _PART_RECORDS = frozenset({"order", "orders", "invoice", "inv", "ticket", "tickets", "tracking", "booking",
                            "reservation", "confirmation", "transaction", "txn", "receipt", "policy", "claim",
-                           "flight", "isbn", "sku", "serial", "model", "account", "acct", "ref", "reference",
+                           "flight", "isbn", "sku", "serial", "account", "acct", "ref", "reference",
                            "referenz", "case", "incident", "shipment", "parcel", "awb", "pedido", "factura",
                            "bestellung", "rechnung", "commande", "facture"})
+_RECORD_NUMBER = re.compile(r"(?P<word>[^\W\d_][\w\-]*)\.?\s*(?:(?:no|nr|n°|nº|#|number|num)\.?\s*)?:?\s*#?\d",
+                            re.IGNORECASE)
 
 
 def names_a_record(part: str) -> bool:
-    words = [w.strip(".,:;()'’\"").lower() for w in part.split()]
-    return any(w in _PART_RECORDS or (w not in RECORDS.words or _NUMBER_COMPOUND.search(w)) and RECORDS.found_in([w])
-               for w in words if w)
+    for match in _RECORD_NUMBER.finditer(part):
+        word = match.group("word").lower()
+        if word in _PART_RECORDS or word in RECORDS.words and _NUMBER_COMPOUND.search(word):
+            return True
+    return False
 
 
 _NUMBER_COMPOUND = re.compile(r"(?:nummer|nr)$")

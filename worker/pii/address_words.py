@@ -81,7 +81,7 @@ FUNCTION_WORDS = frozenset(
     "mail mailed address is at u ur im i'm it's its i'll we'll you'll he's she's they're don't can't won't lol "
     "monday tuesday wednesday thursday friday saturday sunday am pm morning evening night weekend not no yes "
     "need needs want wants get got go going come coming call called email phone number my mine "
-    "approx approximately about around roughly circa".split())
+    "approx approximately roughly circa".split())
 # Small words inside street and place names ("Rue de la Paix", "Unter den Linden").
 ADDRESS_PARTICLES = frozenset(
     "de la del los las le les du des da do dos das di dei della van der den von zu am an im auf the of y e et "

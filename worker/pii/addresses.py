@@ -85,7 +85,7 @@ _WEAK = [
     # Co. Leitrim / County Durham (not "Co. Ltd")
     re.compile(r"(?<![\w])(?:co\.|county)\s+(?!ltd|limited|inc|kg|llc|plc|pte|kgaa|ag)(?P<place>[^\W\d_]+)",
                re.IGNORECASE),
-    re.compile(rf"(?<![\w]){_STREET_NAME}(?:{_STREET_TYPE_RE})(?![\w]){_DIRECTION}", re.IGNORECASE),
+    _NAMED_STREET := re.compile(rf"(?<![\w]){_STREET_NAME}(?:{_STREET_TYPE_RE})(?![\w]){_DIRECTION}", re.IGNORECASE),
     re.compile(r"(?<![\w])\d+(?:st|nd|rd|th)\s+(?:main|cross|block|stage|phase|sector|avenue|street|road)"
                r"(?:\s+road)?(?![\w])", re.IGNORECASE),
     re.compile(r"(?<![\w])(?:sector|phase|pocket|block)\s+\d{1,4}[a-z]?(?![\w]|[,.]\d)", re.IGNORECASE),
@@ -95,7 +95,7 @@ _WEAK = [
     re.compile(r"(?<![\w\-.,/:])(?P<code>\d{5}|\d{4}|\d{3}\s\d{2}|\d{2}-\d{3}|\d{4}-\d{3}|\d{3})\s+"
                r"(?P<place>[^\W\d_][\w\-]*)"),
     # Kolkata 700091 / São Paulo 01426-001: a place name (capitalised in the view) and a postcode
-    re.compile(r"(?<![\w])(?P<place>[^\W\d_]{3,})\s+(?:\d{5,6}|\d{5}-\d{3}|\d{4}-\d{3}|\d{3}-\d{4}|\d{2}-\d{3})"
+    re.compile(r"(?<![\w])(?P<place>[^\W\d_]+)\s+(?:\d{5,6}|\d{5}-\d{3}|\d{4}-\d{3}|\d{3}-\d{4}|\d{2}-\d{3})"
                r"(?![\w\-]|[.,]\d)"),
 ]
 # A unit word, whole ("po" is no unit in "postal").
@@ -109,7 +109,7 @@ _POSTCODE = re.compile(
     r"[a-z]{1,2}\d[a-z\d]?\s*\d[a-z]{2}|[a-z]\d[a-z]\s?\d[a-z]\d|\d{4}\s?[a-z]{2}|[a-z]\d{2}\s?[a-z\d]{4})\b",
     re.IGNORECASE)
 _PART_MAX_WORDS = 6
-_SEPARATOR = r"(\s*,\s*|\s+-\s+|\s+)"
+_SEPARATOR = r"(\s*,\s*|\s+[-/]\s+|\s+)"
 _PART_STOP = r"[^,|;·•\n]+"
 
 
@@ -130,7 +130,7 @@ def addresses(text: str) -> list[Hit]:
         for match in anchor.finditer(text):
             if "place" in anchor.groupindex and not vetoes.may_be_place(match):
                 continue
-            if vetoes.landmark_after(text, match.end()):
+            if anchor is _NAMED_STREET and vetoes.landmark_after(text, match.end()):
                 continue  # "Oxford Street station": a place named after the street
             if match.groupdict().get("letters") and match.group("letters").lower() in NOT_POSTCODE_LETTERS:
                 continue  # "2024 de", "1000 IU": a year or an amount before a word, not "1017 XN"
@@ -214,12 +214,14 @@ _ABBREVIATION_END = re.compile(r"\b(?:co|jal|q|esq|izq|dcha|dto|st|ave|rd|dr|no|
 
 def _extend_right(text: str, end: int) -> int:
     for _ in range(7):
+        if text[end - 1:end].isalpha() and re.match(r"\.\s*,", text[end:]):
+            end += 1  # "88 Bay St., Staten Island": the abbreviation's point, then the comma
         match = re.match(_SEPARATOR + "(" + _PART_STOP + ")", text[end:])
         if match is None:
             return end
         separator, part = match.group(1), match.group(2)
-        if vetoes.DATE_PART.match(part):
-            return end
+        if vetoes.DATE_PART.match(part) or vetoes.names_a_record(part):
+            return end  # "30 Sep – 4 Oct", "Auftragsnummer 7392048155": a time or a record's number
         length = _address_prefix(part)
         if length and separator.strip() == "" and not _postcode_start(part[:length]):
             length = _place_after_postcode(text[:end], part)
@@ -245,9 +247,13 @@ def _place_after_postcode(before: str, part: str) -> int:
 
 def _postcode_start(part: str) -> bool:
     """A part glued to the previous one without a comma continues it only if it starts with a
-    postcode or region code (``Leeds LS6 2QJ``, ``Bondi NSW 2026``)."""
+    postcode, a region code or a state and its ZIP (``Leeds LS6 2QJ``, ``Bondi NSW 2026``,
+    ``Portland OR 97215``)."""
     first = part.split()[0]
-    return bool(_POSTCODE.match(part)) or first.lower().strip(".") in REGION_WORDS
+    return bool(_POSTCODE.match(part) or _STATE_AND_ZIP.match(part)) or first.lower().strip(".") in REGION_WORDS
+
+
+_STATE_AND_ZIP = re.compile(rf"(?:{US_STATES})\.?\s+\d{{5}}(?:-\d{{4}})?(?!\d)", re.IGNORECASE)
 
 
 _UNIT_BEFORE = re.compile(
@@ -314,8 +320,7 @@ def _address_like(part: str) -> bool:
     if not words:
         return False
     has_digit = any(ch.isdigit() for ch in part)
-    if len(words) > (_PART_MAX_WORDS if has_digit else 4) or "@" in part or _PROSE_MARKS.search(part) \
-            or vetoes.names_a_record(part):
+    if len(words) > (_PART_MAX_WORDS if has_digit else 4) or "@" in part or _PROSE_MARKS.search(part):
         return False
     if _STATE_ZIP.fullmatch(part.strip()):
         return True  # "OR 97215", "IN 46204": a state code that is also an English word

@@ -168,8 +168,8 @@ def phone_in_context(text: str, start: int, value: str) -> bool:
 def _listed(text: str, start: int, value: str) -> bool:
     """Numbers side by side that no numbering plan writes so: alternatives or a run with a
     slash (only an area code starting with 0 is written before one, ``089/12345678``), a
-    range rising to a longer bound (``4418-18234``), game scores (``6-4 3-6``), six or more rising pairs (lottery
-    picks), a ZIP+4."""
+    range rising to a longer bound (``4418-18234``), game scores (``6-4 3-6``), six or more
+    rising pairs (lottery picks)."""
     groups = re.findall(r"\d+", value)
     if "/" in value and (value.count("/") > 1 or not value.lstrip("(").startswith(("0", "+"))
                          or re.search(r"\d/\s*$", text[max(0, start - 2):start])):
@@ -179,11 +179,10 @@ def _listed(text: str, start: int, value: str) -> bool:
         return True  # a range; "555-1234" is a local number
     rising = len(groups) >= 6 and all(len(g) <= 2 for g in groups) and groups == sorted(groups, key=int) \
         and len(set(groups)) == len(groups)
-    return rising or bool(_SCORES.fullmatch(value) or _ZIP4.fullmatch(value))
+    return rising or bool(_SCORES.fullmatch(value))
 
 
 _SCORES = re.compile(r"\d-\d(?:[ ,;()]+\d-\d)+\)?")
-_ZIP4 = re.compile(r"\d{5}-\d{4}")
 
 
 # Unix time in seconds or milliseconds (2001 to 2033): a bare run of ten digits starting with

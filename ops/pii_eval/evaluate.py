@@ -153,8 +153,8 @@ def render(reports: list[tuple[Report, float]], model: str, redactor_name: str,
         verdict = "every target met" if not missed else "targets missed: " + "; ".join(missed)
         out += [f"## Split `{report.split}`: {report.examples} sentences ({report.negatives} without personal data)",
                 "", f"{verdict}. Analysis time {per_text_ms:.1f} ms per sentence.", "", table(report), ""]
-    out += ["## Models compared (leak rate per type)", "", comparison, ""] if comparison else [_NOT_COMPARED, ""]
-    out += [_BEFORE, ""]
+    compared = ["## Models compared (leak rate per type)", "", comparison] if comparison else [_NOT_COMPARED]
+    out += [*compared, "", _BEFORE, ""]
     return "\n".join(out)
 
 

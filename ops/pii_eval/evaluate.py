@@ -198,7 +198,7 @@ text, transcripts, and text built to look like it names people when it does not)
 and the name model were tuned and trained on `dev` only. No example of `heldout` or `blind`
 was read.
 
-Their aggregate tables were looked at twenty-five times: `heldout`'s once mid-way, after which
+Their aggregate tables were looked at twenty-six times: `heldout`'s once mid-way, after which
 `blind` was written; both when the first version of this page was written; both after each
 of seven rounds of `dev` changes to the rule finders (new `dev` files, number and business-word
 rules, names grown over the rest of a name and after titles, narrowings that unit tests and a
@@ -230,8 +230,11 @@ cause was among those stops. Sentences written for the purpose then showed it: a
 ended an address even with no number after it ("Case postale 45", "The Parcel Yard"); it now
 does only before a number ("Auftragsnummer 7392048155"), and the twenty-fourth look (`blind`
 alone) gave 10 again. `blind`'s street-address figure has so served as a guard while tuning and
-is less independent than its other figures. The twenty-fifth look wrote this page; nothing was
-changed after it.
+is less independent than its other figures. The twenty-fifth look wrote this page; the
+twenty-sixth rewrote it after numbers read out in six more languages ("zéro six, dix-huit",
+"zweiundvierzig", "treinta y dos") and a letter O typed for a zero were taught to the phone
+finder, from a `dev` leak and sentences written for the purpose. Nothing was changed after the
+twenty-sixth look.
 
 The first score of a new `dev` file is the honest figure for text like it: the rules alone
 leaked 15.8 % of the names of `h_people_varied` and `i_agent_notes_mixed` and 13.9 % of those

@@ -10,7 +10,7 @@ import uuid
 
 import pytest
 
-from ibex_worker.pii import addresses, ibans, identifiers, name_neighbours, names, numbers
+from ibex_worker.pii import addresses, ibans, identifiers, name_neighbours, names, networks, numbers, spoken
 from ibex_worker.pii.casing import canonical_view
 from ibex_worker.pii.checksums import iban_valid, luhn_valid, nhs_valid, verhoeff_valid
 
@@ -62,6 +62,40 @@ def test_check_digits():
 ])
 def test_phone_numbers_by_context_and_grouping(text, value, score):
     assert ("PHONE_NUMBER", value.lower(), score) in [(k, v.lower(), s) for k, v, s in _found(numbers.phones, text)]
+
+
+_L, _U = numbers.LIKELY, numbers.UNCERTAIN
+
+
+@pytest.mark.parametrize("text, value, digits, score", [
+    ("rappelez-moi au zéro sept, vingt-neuf, quatre-vingt-onze, soixante-dix-huit, zéro trois",
+     "zéro sept, vingt-neuf, quatre-vingt-onze, soixante-dix-huit, zéro trois", "0729917803", _L),
+    ("mi número es seis uno cinco, veintidós, cuarenta y ocho, setenta",
+     "seis uno cinco, veintidós, cuarenta y ocho, setenta", "615224870", _L),
+    ("Rückruf unter null drei null, einundsechzig, zwölf, neunundneunzig",
+     "null drei null, einundsechzig, zwölf, neunundneunzig", "030611299", _L),
+    ("richiamami al tre tre nove, ventotto, quarantuno, sedici", "tre tre nove, ventotto, quarantuno, sedici",
+     "339284116", _L),
+    ("bel me terug op nul zes, achtendertig, eenenzeventig, elf", "nul zes, achtendertig, eenenzeventig, elf",
+     "06387111", _L),
+    ("ligue para nove oito, sete seis cinco, quatro três dois um", "nove oito, sete seis cinco, quatro três dois um",
+     "987654321", _L),
+    ("it's five-five-five, two-one-nine-eight, fine", "five-five-five, two-one-nine-eight", "5552198", _U),
+])
+def test_numbers_read_out_in_seven_languages_are_phone_numbers(text, value, digits, score):
+    assert spoken.spoken_digits(value)[0] == digits
+    assert ("PHONE_NUMBER", value.lower(), score) in [(k, v.lower(), s) for k, v, s in _found(numbers.phones, text)]
+
+
+def test_a_letter_o_typed_for_a_zero_does_not_hide_a_phone_number():
+    assert ("PHONE_NUMBER", "o79oo 9oo461", numbers.LIKELY) in [
+        (k, v.lower(), s) for k, v, s in _found(numbers.phones, "call me on O79OO 9OO461 later")]
+    assert _found(numbers.phones, "the room 4O1 is booked, OOO until 1000") == []
+
+
+def test_one_digit_said_over_and_over_is_no_phone_number():
+    assert _found(numbers.phones, "null, null, null, null, null, null, null, null") == []
+    assert _found(numbers.phones, "zero zero zero zero zero zero zero") == []
 
 
 @pytest.mark.parametrize("text", [
@@ -228,7 +262,7 @@ def test_an_identifier_announced_by_its_name_is_found_in_many_languages(text, va
 def test_wallets_by_shape_and_an_ipv6_address_written_with_a_port():
     assert _found(numbers.wallets, "send to 0x71c9a4e3b2d06f58e1a9c7b34d20f6e8a5c19b3d") == [
         ("CRYPTO", "0x71c9a4e3b2d06f58e1a9c7b34d20f6e8a5c19b3d", numbers.CERTAIN)]
-    assert _found(numbers.ipv6_with_port, "from 2001:db8:4006:812::200e:44321 at") == [
+    assert _found(networks.ipv6_with_port, "from 2001:db8:4006:812::200e:44321 at") == [
         ("IP_ADDRESS", "2001:db8:4006:812::200e", numbers.LIKELY)]
 
 

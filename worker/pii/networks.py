@@ -2,7 +2,7 @@
 range wider than a household's is nobody's address.
 
 A recognizer finds the shape (``ipaddress`` accepts it); ``ip_in_context`` says whether the
-text lets it stand for a host.
+text lets it stand for a host. ``ipv6_with_port`` finds an IPv6 address a port is glued to.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from ibex_worker.pii.context import Cues, words_before
+from ibex_worker.pii.numbers import LIKELY, Hit
 
 NOT_AN_IP = Cues.of(["version", "ver", "v", "build", "release", "firmware", "rev", "revision", "oid", "section",
                      "sec", "§", "clause", "chapter", "paragraph", "step", "rule", "table", "figure", "fig", "item",
@@ -73,3 +74,29 @@ def _inside_dotted_run(text: str, start: int, end: int) -> bool:
     """``19618.1.15.11.14``: four of its parts read as an IPv4 address, the whole does not."""
     before, after = text[max(0, start - 2):start], text[end:end + 2]
     return bool(re.fullmatch(r"\d\.", before) or re.fullmatch(r"\.\d", after))
+
+
+# IPv6 written with a port.
+_IPV6_PORT = re.compile(r"(?<![\w:.])((?:[0-9a-f]{0,4}:){2,7}[0-9a-f]{0,4}):(\d{1,5})(?![\w:])", re.IGNORECASE)
+
+
+def ipv6_with_port(text: str) -> list[Hit]:
+    """``2001:db8::200e:44321`` in a log line: not an address as written, but an address
+    followed by a port. The address part is an IP address."""
+    hits = []
+    for match in _IPV6_PORT.finditer(text):
+        if _is_ip(match.group(0)) or not _is_ip(match.group(1)):
+            continue
+        hits.append(Hit("IP_ADDRESS", match.start(1), match.end(1), LIKELY))
+    return hits
+
+
+def _is_ip(value: str) -> bool:
+    import ipaddress
+
+    try:
+        ipaddress.ip_address(value)
+    except ValueError:
+        return False
+    return True
+

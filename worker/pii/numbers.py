@@ -44,7 +44,8 @@ PHONE_CUES = Cues.of([
     "número", "numéro", "nummer", "rufnummer", "mobil", "mobile no", "gsm", "portátil", "cellulare",
     "llámame", "llámeme", "llamame", "llameme", "llamar", "llámenos", "rappelle", "rappelez", "rappeler",
     "appelle", "appelez", "appeler", "anrufen", "rückruf", "ligue", "ligar", "chiamami", "chiamare",
-    "richiamami", "terugbellen",
+    "richiamami", "terugbellen", "rappelle-moi", "rappelez-moi", "appelle-moi", "appelez-moi", "bel", "bellen",
+    "belt", "ruf", "ruft", "anruf", "llame", "chiama", "richiama", "ligue-me",
 ])
 
 CARD_CUES = Cues.of([
@@ -86,15 +87,31 @@ def _glued_cue(text: str, start: int) -> bool:
     return word is not None and any(part in PHONE_CUES.words for part in word.group(0).lower().split("."))
 
 
+# "O77OO 9OO123": a letter O typed for a zero inside a run of digits.
+_LETTER_ZERO_RUN = re.compile(r"(?<![^\W\d_])[\dOo](?:[\dOo \-.()]*[\dOo])?(?![^\W\d_])")
+
+
+def _zeros_typed_as_letters(text: str) -> str:
+    """The text with each O inside a run of five digits or more read as 0 (same length)."""
+    def zeros(match: re.Match[str]) -> str:
+        run = match.group(0)
+        return re.sub(r"[Oo]", "0", run) if sum(ch.isdigit() for ch in run) >= 5 else run
+    return _LETTER_ZERO_RUN.sub(zeros, text)
+
+
 def phones(text: str) -> list[Hit]:
     hits = [hit for match in _PHONE.finditer(text) if (hit := _phone(text, match)) is not None]
+    read = _zeros_typed_as_letters(text)
+    if read != text:
+        hits += [hit for match in _PHONE.finditer(read) if "0" in match.group(0) and text[match.start():match.end()]
+                 != match.group(0) and (hit := _phone(read, match)) is not None]
     hits += [Hit("PHONE_NUMBER", m.start(), m.end(), LIKELY) for m in _VANITY.finditer(text)]
     hits += [Hit("PHONE_NUMBER", m.start(), m.end(), LIKELY) for m in _CHAT_LINK.finditer(text)]
     hits += [Hit("PHONE_NUMBER", m.start(), m.end(), LIKELY if _phone_cue(text, m.start())
                  or _glued_cue(text, m.start()) else UNCERTAIN) for m in _AREA_SLASH.finditer(text)
              if len(re.sub(r"\D", "", m.group(0))) >= 7 and phone_in_context(text, m.start(), m.group(0))]
-    hits += [Hit("PHONE_NUMBER", m.start(), m.end(), LIKELY if _phone_cue(text, m.start()) else UNCERTAIN)
-             for m in spoken.SPOKEN.finditer(text) if spoken.spoken_phone(m.group(0))]
+    hits += [Hit("PHONE_NUMBER", start, end, LIKELY if _phone_cue(text, start) else UNCERTAIN)
+             for start, end in spoken.spoken_spans(text) if spoken.spoken_phone(text[start:end])]
     return hits
 
 
@@ -363,30 +380,3 @@ def wallets(text: str) -> list[Hit]:
             continue
         hits.append(Hit("CRYPTO", match.start(), match.end(), CERTAIN if CRYPTO_CUES.found_in(before) else LIKELY))
     return hits
-
-
-# ---------------------------------------------------------------- IPv6 written with a port
-
-_IPV6_PORT = re.compile(r"(?<![\w:.])((?:[0-9a-f]{0,4}:){2,7}[0-9a-f]{0,4}):(\d{1,5})(?![\w:])", re.IGNORECASE)
-
-
-def ipv6_with_port(text: str) -> list[Hit]:
-    """``2001:db8::200e:44321`` in a log line: not an address as written, but an address
-    followed by a port. The address part is an IP address."""
-    hits = []
-    for match in _IPV6_PORT.finditer(text):
-        if _is_ip(match.group(0)) or not _is_ip(match.group(1)):
-            continue
-        hits.append(Hit("IP_ADDRESS", match.start(1), match.end(1), LIKELY))
-    return hits
-
-
-def _is_ip(value: str) -> bool:
-    import ipaddress
-
-    try:
-        ipaddress.ip_address(value)
-    except ValueError:
-        return False
-    return True
-

@@ -1,52 +1,176 @@
-"""Phone numbers read out in words ("oh seven seven double oh, nine hundred, five one two"):
-the shape the phone finder looks for, and the digits such a reading stands for."""
+"""Phone numbers read out in words ("oh seven seven double oh, nine hundred, five one two",
+"zéro six, dix-huit, quarante-deux", "null eins sieben eins, zweiundvierzig"): where such a
+reading is in a text, and the digits it stands for.
+
+Number words of English, French, Spanish, Italian, Portuguese, German and Dutch are known,
+with their compounds ("quatre-vingt-dix", "veintidós", "trentatré", "zweiundvierzig",
+"tweeënveertig") and "tens and unit" read as two words ("vingt et un", "treinta y dos").
+"""
 
 from __future__ import annotations
 
 import re
+import unicodedata
 
-_DIGIT_WORDS = {"zero": "0", "oh": "0", "o": "0", "one": "1", "two": "2", "three": "3", "four": "4",
-                "five": "5", "six": "6", "seven": "7", "eight": "8", "nine": "9"}
-_TEENS = {"ten": "10", "eleven": "11", "twelve": "12", "thirteen": "13", "fourteen": "14", "fifteen": "15",
-          "sixteen": "16", "seventeen": "17", "eighteen": "18", "nineteen": "19"}
-_TENS = {"twenty": "2", "thirty": "3", "forty": "4", "fifty": "5", "sixty": "6", "seventy": "7", "eighty": "8",
-         "ninety": "9"}
-_SPOKEN_DIGIT = (r"(?:(?:double|triple)\s+)?(?:zero|oh|one|two|three|four|five|six|seven|eight|nine|"
-                 + "|".join(sorted(_TEENS, key=len, reverse=True)) + "|" + "|".join(_TENS)
-                 + r"|\d{1,4})(?:[\s\-]+hundred)?")
-SPOKEN = re.compile(rf"(?<![\w.,])(?:plus\s+)?{_SPOKEN_DIGIT}(?:(?:\s*,\s*|[\s\-]+){_SPOKEN_DIGIT}){{2,}}"
-                    r"(?![\w]|[.,]\d)", re.IGNORECASE)
+
+def _table(words: str, values: range) -> dict[str, int]:
+    return dict(zip(words.split(), values, strict=True))
+
+
+_UNITS: dict[str, int] = {"oh": 0, "o": 0, "une": 1, "una": 1, "um": 1, "uma": 1, "duas": 2, "zwo": 2, "ein": 1,
+                          "eins": 1, "een": 1}
+for _words in ("zero one two three four five six seven eight nine", "zero un deux trois quatre cinq six sept huit neuf",
+               "cero uno dos tres cuatro cinco seis siete ocho nueve",
+               "zero uno due tre quattro cinque sei sette otto nove",
+               "zero um dois tres quatro cinco seis sete oito nove",
+               "null eins zwei drei vier funf sechs sieben acht neun",
+               "nul een twee drie vier vijf zes zeven acht negen"):
+    _UNITS.update(_table(_words, range(10)))
+_TEENS: dict[str, int] = {}
+for _words in ("ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen",
+               "diez once doce trece catorce quince dieciseis diecisiete dieciocho diecinueve",
+               "dieci undici dodici tredici quattordici quindici sedici diciassette diciotto diciannove",
+               "dez onze doze treze catorze quinze dezesseis dezessete dezoito dezenove",
+               "zehn elf zwolf dreizehn vierzehn funfzehn sechzehn siebzehn achtzehn neunzehn",
+               "tien elf twaalf dertien veertien vijftien zestien zeventien achttien negentien"):
+    _TEENS.update(_table(_words, range(10, 20)))
+_TEENS.update({"dix": 10, "onze": 11, "douze": 12, "treize": 13, "quatorze": 14, "quinze": 15, "seize": 16,
+               "dezasseis": 16, "dezassete": 17, "dezanove": 19})
+_TENS: dict[str, int] = {}
+for _words in ("twenty thirty forty fifty sixty seventy eighty ninety",
+               "veinte treinta cuarenta cincuenta sesenta setenta ochenta noventa",
+               "venti trenta quaranta cinquanta sessanta settanta ottanta novanta",
+               "vinte trinta quarenta cinquenta sessenta setenta oitenta noventa",
+               "zwanzig dreissig vierzig funfzig sechzig siebzig achtzig neunzig",
+               "twintig dertig veertig vijftig zestig zeventig tachtig negentig"):
+    _TENS.update(_table(_words, range(20, 100, 10)))
+_TENS.update({"vingt": 20, "vingts": 20, "trente": 30, "quarante": 40, "cinquante": 50, "soixante": 60})
+_HUNDRED = frozenset({"hundred", "cent", "cents", "cien", "ciento", "cento", "cem", "hundert", "honderd"})
+_REPEAT = {"double": 2, "doble": 2, "doppel": 2, "triple": 3}
+_PLUS = frozenset({"plus", "mas"})
+_CONNECTORS = frozenset({"et", "y", "e"})  # "vingt et un", "treinta y dos", "vinte e dois"
+# Italian tens glued to a unit ("ventidue", "ventotto", "trentatre"), Spanish "veinti-".
+_GLUED_TENS = re.compile(r"(vent|trent|quarant|cinquant|sessant|settant|ottant|novant|veinti)[aei]?(\w+)$")
+# German and Dutch: the unit first, then "und"/"en" and the tens ("zweiundvierzig", "tweeenveertig").
+_JOINT = re.compile(r"und|en")
+
+_TOKEN = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*|\d{1,4}")
+_GAP = re.compile(r"\s*,\s*|[\s\-]+")
+
+
+def _plain(word: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", word.lower().replace("ß", "ss"))
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
+def number_value(word: str) -> int | None:
+    """The value (0 to 99) of one number word or compound, in any of the languages known."""
+    word = _plain(word)
+    for table in (_UNITS, _TEENS, _TENS):
+        if word in table:
+            return table[word]
+    if "-" in word:
+        parts = [number_value(part) for part in word.split("-")]
+        if None in parts:
+            return None
+        values = [p for p in parts if p is not None]
+        if values[:2] == [4, 20]:  # quatre-vingt(s): four twenties
+            values = [80, *values[2:]]
+        total = sum(values)
+        return total if total < 100 and values[0] >= 10 else None
+    glued = _GLUED_TENS.match(word)
+    if glued and _UNITS.get(glued.group(2)):
+        return _GLUED_STEMS[glued.group(1)] + _UNITS[glued.group(2)]
+    for joint in _JOINT.finditer(word):
+        unit, tens = word[:joint.start()], word[joint.end():]
+        if unit in _UNITS and tens in _TENS:
+            return _TENS[tens] + _UNITS[unit]
+    return None
+
+
+_GLUED_STEMS = {"vent": 20, "trent": 30, "quarant": 40, "cinquant": 50, "sessant": 60, "settant": 70, "ottant": 80,
+                "novant": 90, "veinti": 20}
+
+
+def spoken_spans(text: str) -> list[tuple[int, int]]:
+    """Runs of number words and short digit groups, three parts or more, separated by spaces,
+    commas or hyphens: where a read-out number may be."""
+    runs: list[list[tuple[int, int, str]]] = [[]]
+    for token in _tokens(text):
+        run = runs[-1]
+        if run and not _GAP.fullmatch(text[run[-1][1]:token[0]]):
+            runs.append(run := [])
+        if _part_of_reading(token[2], bool(run)):
+            run.append(token)
+        elif run:
+            runs.append([])
+    out = []
+    for run in runs:
+        while run and _plain(run[-1][2]) in _TRAILING:
+            run = run[:-1]
+        if len(run) >= 3 and _standalone(text, run[0][0], run[-1][1]):
+            out.append((run[0][0], run[-1][1]))
+    return out
+
+
+_TRAILING = _CONNECTORS | _PLUS | frozenset(_REPEAT)
+
+
+def _tokens(text: str) -> list[tuple[int, int, str]]:
+    """Words and digit groups with their offsets; a hyphenated run of number words that is no
+    compound ("five-five-five") is its words."""
+    out = []
+    for match in _TOKEN.finditer(text):
+        token = match.group(0)
+        if "-" in token and number_value(token) is None:
+            out += [(match.start() + part.start(), match.start() + part.end(), part.group(0))
+                    for part in re.finditer(r"[^\W\d_]+", token)]
+        else:
+            out.append((match.start(), match.end(), token))
+    return out
+
+
+def _part_of_reading(token: str, inside: bool) -> bool:
+    word = _plain(token)
+    if token.isdigit() or number_value(token) is not None or word in _REPEAT:
+        return True
+    return inside and (word in _HUNDRED or word in _CONNECTORS) or not inside and word in _PLUS
+
+
+def _standalone(text: str, start: int, end: int) -> bool:
+    before, after = text[max(0, start - 1):start], text[end:end + 2]
+    return not re.fullmatch(r"[\w.,]", before) and not re.match(r"\w|[.,]\d", after)
 
 
 def spoken_phone(value: str) -> bool:
-    """A number read out ("six one seven, 555, 0291", "oh seven seven double two ...", "oh
-    seven seven double oh, nine hundred, five one two", "plus eight one, ninety, ..."): seven
-    to fifteen digits, three or more of its parts said in words."""
+    """A number read out ("six one seven, 555, 0291", "oh seven seven double two ...", "plus
+    eight one, ninety, ...", "zéro six, dix-huit, ..."): seven to fifteen digits, three or
+    more of its parts said in words, not one digit over and over ("null, null, null, ...")."""
     digits, said = spoken_digits(value)
-    return said >= 3 and 7 <= len(digits) <= 15
+    return said >= 3 and 7 <= len(digits) <= 15 and len(set(digits)) > 1
 
 
 def spoken_digits(value: str) -> tuple[str, int]:
     """The digits a read-out number stands for, and how many of its parts were words."""
     parts: list[str] = []
     said, repeat, tens_open = 0, 1, False
-    for token in re.findall(r"[a-z]+|\d+|,", value.lower()):
-        unit = _DIGIT_WORDS.get(token)
-        if token in ("double", "triple"):
-            repeat = 2 if token == "double" else 3
+    for _, _, token in _tokens(value):
+        word = _plain(token)
+        if word in _REPEAT:
+            repeat = _REPEAT[word]
             continue
-        if tens_open and unit not in (None, "0") and repeat == 1:
-            parts[-1] = parts[-1][0] + unit  # "ninety two" is 92
-        elif unit is not None:
-            parts.append(unit * repeat)
-        elif token in _TEENS:
-            parts.append(_TEENS[token])
-        elif token in _TENS:
-            parts.append(_TENS[token] + "0")
-        elif token == "hundred" and parts:
-            parts[-1] += "00"
+        if word in _CONNECTORS:
+            continue  # "vingt et un": the tens stay open for the unit
+        number = None if token.isdigit() else number_value(token)
+        if tens_open and number is not None and 0 < number < 10 and repeat == 1:
+            parts[-1] = str(int(parts[-1]) + number)  # "ninety two", "vingt et un"
         elif token.isdigit():
             parts.append(token)
-        said += token.isalpha() and token not in ("plus", "hundred")
-        tens_open, repeat = token in _TENS, 1
+        elif number is not None:
+            parts.append(str(number) * repeat if number < 10 else str(number))
+        elif word in _HUNDRED and parts:
+            parts[-1] += "00"
+        said += number is not None
+        tens_open = number is not None and number >= 20 and number % 10 == 0
+        repeat = 1
     return "".join(parts), said

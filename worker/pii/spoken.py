@@ -13,38 +13,35 @@ import re
 import unicodedata
 
 
-def _table(words: str, values: range) -> dict[str, int]:
-    return dict(zip(words.split(), values, strict=True))
+def _counted(lines: tuple[str, ...], values: range, **more: int) -> dict[str, int]:
+    """Each line's words numbered from ``values``' start (one line a language), and ``more``."""
+    table = {word: value for line in lines for word, value in zip(line.split(), values, strict=True)}
+    return {**table, **more}
 
 
-_UNITS: dict[str, int] = {"oh": 0, "o": 0, "une": 1, "una": 1, "um": 1, "uma": 1, "duas": 2, "zwo": 2, "ein": 1,
-                          "eins": 1, "een": 1}
-for _words in ("zero one two three four five six seven eight nine", "zero un deux trois quatre cinq six sept huit neuf",
-               "cero uno dos tres cuatro cinco seis siete ocho nueve",
-               "zero uno due tre quattro cinque sei sette otto nove",
-               "zero um dois tres quatro cinco seis sete oito nove",
-               "null eins zwei drei vier funf sechs sieben acht neun",
-               "nul een twee drie vier vijf zes zeven acht negen"):
-    _UNITS.update(_table(_words, range(10)))
-_TEENS: dict[str, int] = {}
-for _words in ("ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen",
-               "diez once doce trece catorce quince dieciseis diecisiete dieciocho diecinueve",
-               "dieci undici dodici tredici quattordici quindici sedici diciassette diciotto diciannove",
-               "dez onze doze treze catorze quinze dezesseis dezessete dezoito dezenove",
-               "zehn elf zwolf dreizehn vierzehn funfzehn sechzehn siebzehn achtzehn neunzehn",
-               "tien elf twaalf dertien veertien vijftien zestien zeventien achttien negentien"):
-    _TEENS.update(_table(_words, range(10, 20)))
-_TEENS.update({"dix": 10, "onze": 11, "douze": 12, "treize": 13, "quatorze": 14, "quinze": 15, "seize": 16,
-               "dezasseis": 16, "dezassete": 17, "dezanove": 19})
-_TENS: dict[str, int] = {}
-for _words in ("twenty thirty forty fifty sixty seventy eighty ninety",
-               "veinte treinta cuarenta cincuenta sesenta setenta ochenta noventa",
-               "venti trenta quaranta cinquanta sessanta settanta ottanta novanta",
-               "vinte trinta quarenta cinquenta sessenta setenta oitenta noventa",
-               "zwanzig dreissig vierzig funfzig sechzig siebzig achtzig neunzig",
-               "twintig dertig veertig vijftig zestig zeventig tachtig negentig"):
-    _TENS.update(_table(_words, range(20, 100, 10)))
-_TENS.update({"vingt": 20, "vingts": 20, "trente": 30, "quarante": 40, "cinquante": 50, "soixante": 60})
+# Words are looked up without accents ("zéro", "três", "fünf", "dreißig" as "zero", "tres", "funf", "dreissig").
+_UNITS = _counted(("zero one two three four five six seven eight nine",
+                   "zero un deux trois quatre cinq six sept huit neuf",
+                   "cero uno dos tres cuatro cinco seis siete ocho nueve",
+                   "zero uno due tre quattro cinque sei sette otto nove",
+                   "zero um dois tres quatro cinco seis sete oito nove",
+                   "null eins zwei drei vier funf sechs sieben acht neun",
+                   "nul een twee drie vier vijf zes zeven acht negen"), range(10),
+                  oh=0, o=0, une=1, una=1, um=1, uma=1, duas=2, zwo=2, ein=1)
+_TEENS = _counted(("ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen",
+                   "diez once doce trece catorce quince dieciseis diecisiete dieciocho diecinueve",
+                   "dieci undici dodici tredici quattordici quindici sedici diciassette diciotto diciannove",
+                   "dez onze doze treze catorze quinze dezesseis dezessete dezoito dezenove",
+                   "zehn elf zwolf dreizehn vierzehn funfzehn sechzehn siebzehn achtzehn neunzehn",
+                   "tien elf twaalf dertien veertien vijftien zestien zeventien achttien negentien"), range(10, 20),
+                  dix=10, douze=12, treize=13, quatorze=14, seize=16, dezasseis=16, dezassete=17, dezanove=19)
+_TENS = _counted(("twenty thirty forty fifty sixty seventy eighty ninety",
+                  "veinte treinta cuarenta cincuenta sesenta setenta ochenta noventa",
+                  "venti trenta quaranta cinquanta sessanta settanta ottanta novanta",
+                  "vinte trinta quarenta cinquenta sessenta setenta oitenta noventa",
+                  "zwanzig dreissig vierzig funfzig sechzig siebzig achtzig neunzig",
+                  "twintig dertig veertig vijftig zestig zeventig tachtig negentig"), range(20, 100, 10),
+                 vingt=20, vingts=20, trente=30, quarante=40, cinquante=50, soixante=60)
 _HUNDRED = frozenset({"hundred", "cent", "cents", "cien", "ciento", "cento", "cem", "hundert", "honderd"})
 _REPEAT = {"double": 2, "doble": 2, "doppel": 2, "triple": 3}
 _PLUS = frozenset({"plus", "mas"})

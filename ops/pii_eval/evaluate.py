@@ -198,7 +198,7 @@ text, transcripts, and text built to look like it names people when it does not)
 and the name model were tuned and trained on `dev` only. No example of `heldout` or `blind`
 was read.
 
-Their aggregate tables were looked at twenty-six times: `heldout`'s once mid-way, after which
+Their aggregate tables were looked at twenty-seven times: `heldout`'s once mid-way, after which
 `blind` was written; both when the first version of this page was written; both after each
 of seven rounds of `dev` changes to the rule finders (new `dev` files, number and business-word
 rules, names grown over the rest of a name and after titles, narrowings that unit tests and a
@@ -233,8 +233,10 @@ alone) gave 10 again. `blind`'s street-address figure has so served as a guard w
 is less independent than its other figures. The twenty-fifth look wrote this page; the
 twenty-sixth rewrote it after numbers read out in six more languages ("zéro six, dix-huit",
 "zweiundvierzig", "treinta y dos") and a letter O typed for a zero were taught to the phone
-finder, from a `dev` leak and sentences written for the purpose. Nothing was changed after the
-twenty-sixth look.
+finder, from a `dev` leak and sentences written for the purpose; the twenty-seventh after a
+VAT number after its country's letters, a case file's number ("pratica 4417-2024") and a
+calendar id before an "@" were taught from `dev`'s false placeholders. Nothing was changed
+after the twenty-seventh look.
 
 The first score of a new `dev` file is the honest figure for text like it: the rules alone
 leaked 15.8 % of the names of `h_people_varied` and `i_agent_notes_mixed` and 13.9 % of those

@@ -17,6 +17,7 @@ from pathlib import Path
 from tests.api_support import ApiServer
 from tests.conftest import ROOT, new_scope, query, wait_until
 from ibex_worker import apikeys
+from ibex_worker.importer import BATCH_LINES
 
 LINES = 2000
 CANARY = f"canary-{uuid.uuid4().hex[:10]}"
@@ -58,8 +59,11 @@ def test_an_interrupted_import_run_again_ends_with_one_job_per_good_line(own_inf
         dry_output, _ = dry.communicate(timeout=120)
         after_dry = _jobs(own_engine, org)
         first = _import(own_infra, server, key, org, path, "--concurrency", "2")
-        assert wait_until(lambda: _jobs(own_engine, org) >= LINES // 4, timeout=120, interval=0.1)
+        assert wait_until(lambda: _jobs(own_engine, org) >= BATCH_LINES, timeout=120, interval=0.02)
+        first.send_signal(signal.SIGSTOP)  # frozen mid-run, it cannot finish before Ctrl-C reaches it
+        running_when_stopped = first.poll() is None
         first.send_signal(signal.SIGINT)
+        first.send_signal(signal.SIGCONT)
         first_output, _ = first.communicate(timeout=60)
         interrupted_at = _jobs(own_engine, org)
         second = _import(own_infra, server, key, org, path, "--no-progress")
@@ -71,7 +75,7 @@ def test_an_interrupted_import_run_again_ends_with_one_job_per_good_line(own_inf
 
     assert dry.returncode == 1 and "dry run" in dry_output and after_dry == 0
     assert "line 1500" in dry_output and "VALIDATION_ERROR (content)" in dry_output
-    assert LINES // 4 <= interrupted_at < LINES
+    assert running_when_stopped and BATCH_LINES <= interrupted_at < LINES
     assert first.returncode == 130 and "run the same command again" in first_output
     assert second.returncode == 1, second_output  # three bad lines
     assert "line 6" in second_output and "INVALID_JSON" in second_output

@@ -162,6 +162,10 @@ def test_registers_record_compounds_web_paths_clocks_and_decimals_are_not_phone_
     ("Schlüssel 221/804/11739 im Tresor", "804/11739", False),              # a run of slashed numbers
     ("dial 0711/9934512 after nine", "0711/9934512", True),                  # an area code before a slash
     ("logged in at 1702915533 from Lisbon", "1702915533", False),            # "at" a clock
+    ("Ltd, VAT Reg. GB 298 7710 45, registered in Wales", "298 7710 45", False),  # a VAT number after its country
+    ("BTW-nummer NL 8120 4417 1 B01", "8120 4417 1", False),
+    ("ci scriva per la pratica 8812-2023 entro venerdì", "8812-2023", False),  # a case file's number
+
     ("call her at 1702915533", "1702915533", True),
 ])
 def test_ranges_scores_lists_and_clocks_are_not_phone_numbers(text, value, phone):

@@ -20,7 +20,19 @@ from ibex_worker.pii import networks
     ("netmask 255.255.255.0", "255.255.255.0", False),
     ("route 10.0.0.0/8 via the core", "10.0.0.0", False),
     ("the home prefix 81.2.69.0/28", "81.2.69.0", True),
+    ("ip route add 10.44.8.0/26 via wg0", "10.44.8.0", True),                         # a narrow range, private too
+    ("the laptop is 10.44.8.17/24 on wg0", "10.44.8.17", True),                      # a host on it
 ])
 def test_versions_sections_and_masks_are_not_addresses_and_hosts_are(text, value, address):
     start = text.index(value)
     assert networks.ip_in_context(text, start, start + len(value)) is address
+
+
+def test_a_message_or_calendar_id_is_not_an_email_address():
+    from ibex_worker.adapters.recognizers import AnyDomainEmailRecognizer
+
+    recognizer = AnyDomainEmailRecognizer()
+    assert not recognizer.validate_result("20250917T101500Z-88120@cal.example.org")
+    assert not recognizer.validate_result("20250917101500.88120@mx.example.org")
+    assert recognizer.validate_result("ana.lopez1990@example.org")
+    assert recognizer.validate_result("19901203@uni.example.edu")

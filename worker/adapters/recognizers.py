@@ -121,10 +121,14 @@ class NameTrimmingSpacyRecognizer(SpacyRecognizer):
 class AnyDomainEmailRecognizer(EmailRecognizer):
     """Presidio drops an address whose domain is not on the public suffix list (``.test``,
     ``.internal``, ``.corp``): that leaks real internal addresses. The pattern alone is
-    strict enough to act on."""
+    strict enough to act on. A message or calendar id (``20240311T084217Z-41729@host``, a
+    date and time before the "@") is nobody's mailbox."""
 
     def validate_result(self, pattern_text: str) -> bool:
-        return True
+        return _STAMPED_ID.match(pattern_text) is None
+
+
+_STAMPED_ID = re.compile(r"(?:19|20)\d{6}t?\d{4,6}z?[-._@]", re.IGNORECASE)
 
 
 _DIGIT = re.compile(r"\d")  # any decimal digit, as ``phonenumbers`` reads them

@@ -92,14 +92,15 @@ def landmark_after(text: str, end: int) -> bool:
 
 
 # Record words that end an address where a part gives their number ("Auftragsnummer
-# 7392048155", "order no. 5521"): a record's number, not an address part ("Case postale 12",
-# "The Parcel Yard" are). A compound counts only when it is a record word itself ("Hausnummer"
-# is the door's).
+# 7392048155", "order no. 5521"): a record's number, not an address part ("The Parcel Yard",
+# "Case postale 12" are; so may "Parcel 12" and "Case 45" be, land and box numbers, so neither
+# word ends one). A compound counts only when it is a record word itself ("Hausnummer" is the
+# door's).
 _PART_RECORDS = frozenset({"order", "orders", "invoice", "inv", "ticket", "tickets", "tracking", "booking",
                            "reservation", "confirmation", "transaction", "txn", "receipt", "policy", "claim",
                            "flight", "isbn", "sku", "serial", "account", "acct", "ref", "reference",
-                           "referenz", "case", "incident", "shipment", "parcel", "awb", "pedido", "factura",
-                           "bestellung", "rechnung", "commande", "facture"})
+                           "referenz", "incident", "shipment", "awb", "pedido", "factura", "bestellung",
+                           "rechnung", "commande", "facture"})
 _RECORD_NUMBER = re.compile(r"(?P<word>[^\W\d_][\w\-]*)\.?\s*(?:(?:no|nr|n°|nº|#|number|num)\.?\s*)?:?\s*#?\d",
                             re.IGNORECASE)
 

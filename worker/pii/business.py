@@ -29,7 +29,8 @@ _WORDS = [
     "sendung", "sendungsnummer", "beleg", "beleg-nr", "signatur", "auftrag", "auftragsnummer", "kundennummer",
     "vorgang", "vorgangsnr", "aktenzeichen", "rechnungsnummer", "bestellnummer", "colis", "suivi", "envío",
     "rastreo", "guía", "resi", "pesanan", "kenmerk", "ordernummer", "bestelnummer", "numero ordine", "protocollo",
-    "referenz", "référence", "referencia", "referência", "riferimento", "referentie",
+    "referenz", "référence", "referencia", "referência", "riferimento", "referentie", "pratica", "fascicolo",
+    "dossier", "expediente",
 ]
 
 # Registers a company, not a person, is entered in, and codes that route to a bank branch.

@@ -7,6 +7,7 @@ text lets it stand for a host. ``ipv6_with_port`` finds an IPv6 address a port i
 
 from __future__ import annotations
 
+import ipaddress
 import re
 
 from ibex_worker.pii.context import Cues, words_before
@@ -56,7 +57,7 @@ def _version_change(text: str, start: int) -> bool:
 def _network(text: str, start: int, end: int) -> bool:
     """``10.0.0.0/8``, ``2001:db8::/32``: a range wider than a household's or a small office's
     is nobody's address. A narrower one (IPv4 /24 or longer, IPv6 /48 or longer: a home's
-    delegated prefix) can point at a few people, so it stays masked."""
+    delegated prefix) can point at a few people, so it stays masked, a private one too."""
     value = text[start:end]
     length = _PREFIX_LENGTH.search(value) or _PREFIX_LENGTH.match(text, end)
     if length is None:
@@ -92,8 +93,6 @@ def ipv6_with_port(text: str) -> list[Hit]:
 
 
 def _is_ip(value: str) -> bool:
-    import ipaddress
-
     try:
         ipaddress.ip_address(value)
     except ValueError:

@@ -169,6 +169,9 @@ def phone_in_context(text: str, start: int, value: str) -> bool:
     if _URL_PATH.search(text[max(0, start - 120):start]):
         return False  # "dhl.de/t/4417829310": a path segment of a web address ("wa.me/..." is found on its own)
     before = words_before(text, start, 6)
+    vat = _VAT_PREFIX.search(text[max(0, start - 40):start])
+    if vat and vat.group("country").lower() in _VAT_COUNTRIES:
+        return False  # "VAT Reg. GB 123 4567 89": a tax number after its country's letters
     near = 1 if value.startswith(("+", "(")) else 6  # "+44 ..." is a phone unless labelled right before it
     unlabelled = ["" if _phone_label(before, i) else word for i, word in enumerate(before)]
     business = [i for i in range(len(before)) if RECORDS.found_in(unlabelled[i:]) and i >= len(before) - near]
@@ -200,6 +203,13 @@ def _listed(text: str, start: int, value: str) -> bool:
 
 
 _SCORES = re.compile(r"\d-\d(?:[ ,;()]+\d-\d)+\)?")
+
+
+# The country prefixes of EU and UK VAT numbers, and the words that name such a number.
+_VAT_COUNTRIES = frozenset("at be bg cy cz de dk ee el es fi fr gb hr hu ie it lt lu lv mt nl pl pt ro se si sk "
+                           "xi".split())
+_VAT_PREFIX = re.compile(r"\b(?:vat|tva|iva|ust|ust-idnr|ust-id|btw|moms|mwst|p\.?\s?iva|nif|cif)\b[\w.: \-]{0,12}?"
+                         r"\b(?P<country>[a-z]{2})\s*$", re.IGNORECASE)
 
 
 # Unix time in seconds or milliseconds (2001 to 2033): a bare run of ten digits starting with

@@ -41,7 +41,14 @@ def _write_file(path: Path, org: str) -> Path:
 def _import(infra, server: ApiServer, key: str, org: str, path: Path, *extra: str) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "ibex_worker.cli", "import", str(path), "--url", server.url,
                              "--api-key", key, "--org", org, "--agent", "agent-import", *extra],
-                            env=infra.env(), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                            env=infra.env(), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            preexec_fn=_ctrl_c_as_at_a_terminal)
+
+
+def _ctrl_c_as_at_a_terminal() -> None:
+    """A suite started in the background (``make test &``) ignores SIGINT, and a child inherits
+    that: Python then never turns Ctrl-C into KeyboardInterrupt. The import gets it back."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _jobs(engine, org: str) -> int:

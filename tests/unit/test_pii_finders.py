@@ -312,6 +312,8 @@ def test_postal_addresses_from_the_street_line_to_the_postcode(text, value):
     "We close the books, 28 Feb – 3 Mar, no deploys.", "Meet by Baker Street tube, exit 3.",
     "They stole it on Regent Street, approx £90 of perfume", "Bumped to node 20.11.1 and Vue 3.4.2, lint green.",
     "Regional 4411 Leipzig, Auftragsnummer 5520918834, Gleis 4.",
+    "Filiale Lindenmarkt 2291 · Kasse 3 · Bon 1187", "Vitals: HR 92, RR 18, BP 128/84, SpO2 96%.",
+    "Expect delays on Route 9, M25 and A14 tonight.", "Target GJ 1214 (Ophiuchus): RA 17h 15m, Dec +04° 57′.",
 ])
 def test_prose_with_numbers_is_not_an_address(text):
     assert _found(addresses.addresses, text) == []

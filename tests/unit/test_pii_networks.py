@@ -22,6 +22,12 @@ from ibex_worker.pii import networks
     ("the home prefix 81.2.69.0/28", "81.2.69.0", True),
     ("ip route add 10.44.8.0/26 via wg0", "10.44.8.0", True),                         # a narrow range, private too
     ("the laptop is 10.44.8.17/24 on wg0", "10.44.8.17", True),                      # a host on it
+    ("allow 81.2.69.0/24 through", "81.2.69.0", True),                               # a public one stays masked
+    ("the cluster runs Cassandra 4.1.3.2 now", "4.1.3.2", False),                   # a product's version
+    ("db nodes on Mariadb 11.4.2.0 since May", "11.4.2.0", False),
+    ("Nadia 23.94.12.7 logged in", "23.94.12.7", True),                             # a part above 30: a host
+    ("server Orion 21.4.7.9 is down", "21.4.7.9", True),                            # an address word before it
+    ("the Fritzbox 192.168.178.1 page", "192.168.178.1", True),
 ])
 def test_versions_sections_and_masks_are_not_addresses_and_hosts_are(text, value, address):
     start = text.index(value)

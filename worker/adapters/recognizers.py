@@ -328,6 +328,8 @@ def _keep(text: str, finding: Finding) -> bool:
     if finding.recognizer == "InPanRecognizer":
         return _PAN.fullmatch(value) is not None  # Presidio's weakest PAN pattern looks ahead past its own match
     if finding.entity_type == "US_SSN":
+        if finding.score < numbers.LIKELY and numbers.named_by_record(text, finding.start):
+            return False  # "Model number on the water heater is 442-81-0093", no SSN word near
         return not _ZIP4.fullmatch(value)  # 94105-1420 is grouped as a ZIP+4; an SSN is grouped 3-2-4
     return True
 

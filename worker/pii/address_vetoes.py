@@ -14,6 +14,11 @@ from ibex_worker.pii.vocab import DEMONYMS, NOT_A_PERSON
 
 # "Take route 66 west": a numbered route is a road, not a door (rural routes are weak anchors).
 HIGHWAY = re.compile(r"(?:route|rte|highway|hwy)\s+\d+", re.IGNORECASE)
+# A motorway's or highway's number standing alone: I-95, A1(M), M25, US-101, E40.
+ROAD_NUMBER = re.compile(r"(?:i|a|m|us|sr|e|n|b)-?\d{1,3}(?:\([a-z]\))?(?:\s+(?:north|south|east|west|"
+                         r"[nsew]b))?", re.IGNORECASE)
+# Vital signs in a clinical note: "HR 88, RR 16" is a heart and a respiratory rate.
+VITALS = re.compile(r"\b(?:spo2|sats|bpm|mmhg|gcs|bp\s?\d{2,3}/\d{2,3}|resp(?:iratory)? rate|pulse)\b", re.IGNORECASE)
 # Business words and company registers that name the number after them ("D-U-N-S
 # 15-048-3782"; a block is an address's too, TX a state's). Not "PIN": India's postcode.
 _COMPANY_REGISTERS = frozenset({"d-u-n-s", "duns", "lei", "hrb", "hra", "kvk", "krs", "regon", "vat"})
@@ -52,6 +57,8 @@ def may_be_place(match: re.Match[str]) -> bool:
         return False  # "meter reading 048213": an English word written as one
     if place in places():
         return True
+    if len(place) <= 2:
+        return False  # "HD 172167": a catalogue's letters; no place is named by two
     if place in DEMONYMS or place in NOT_A_PERSON:
         return False  # "2018 Mexican model", "9090 Prometheus, 3000 Grafana": a people's name, a product
     if "code" in match.groupdict() and len(match.group("code")) == 3:

@@ -61,7 +61,8 @@ _STRONG = [
     # Kastanienallee 41 / Vasagatan 7 / Mariahilfer Straße 112/14 / Bağdat Caddesi No:245
     _COMPOUND_STREET := re.compile(rf"(?<![\w])[^\W\d_][\w'’\-]*(?:{_SUFFIX_RE})\s+(?:no[.:]?\s*)?{_NUM}(?![\w])",
                                    re.IGNORECASE),
-    re.compile(rf"(?<![\w]){_W}\s+(?:{_SUFFIX_RE})\s+(?:no[.:]?\s*)?{_NUM}(?![\w])", re.IGNORECASE),
+    _SPACED_SUFFIX_STREET := re.compile(rf"(?<![\w]){_W}\s+(?:{_SUFFIX_RE})\s+(?:no[.:]?\s*)?{_NUM}(?![\w])",
+                                        re.IGNORECASE),
     # PO Box 4412 / Postfach 210 / Caixa Postal 1520 / BP 44 / Private Bag X9
     re.compile(rf"(?<![\w])(?:{_BOX_RE})\s*[a-z]?\d+[a-z]?(?:-\d+)?(?![\w]|[/.,]\d)", re.IGNORECASE),
     # 3-12-8 Jingumae (Japanese chome-ban-go)
@@ -122,6 +123,9 @@ def addresses(text: str) -> list[Hit]:
                 continue
             if anchor is _COMPOUND_STREET and is_common(match.group(0).split()[0].lower()):
                 continue  # "bring 70 mph gusts": an English word that ends like a street ("-ring")
+            if anchor in (_COMPOUND_STREET, _SPACED_SUFFIX_STREET) and re.search(r"\s(?:no[.:]?\s*)?\d{4,}",
+                                                                                  match.group(0), re.IGNORECASE):
+                continue  # "REWE Markt 4417": a store's number; a street named first numbers its doors lower
             if match.group(0)[:1].isdigit() and vetoes.record_number(text, match.start()):
                 continue  # "port 6432 via Pgbouncer": the number is a record's, not a door's
             if vetoes.plausible_anchor(match.group(0)) and not vetoes.HIGHWAY.fullmatch(match.group(0)):
@@ -135,6 +139,8 @@ def addresses(text: str) -> list[Hit]:
             if match.groupdict().get("letters") and match.group("letters").lower() in NOT_POSTCODE_LETTERS:
                 continue  # "2024 de", "1000 IU": a year or an amount before a word, not "1017 XN"
             first = match.group(0).split()[0].lower().strip(".:#")
+            if first == "rr" and vetoes.VITALS.search(text):
+                continue  # "HR 88, RR 16, SpO2 97%": a respiratory rate, not a rural route
             if first in NUMBER_NAMES or first in vetoes.RECORD_WORDS:
                 continue  # "ID 10637", "policy 55-813-2207": a number with its name, not "ID 83702" of Idaho
             if first[:1].isdigit() and (vetoes.record_number(text, match.start()) or vetoes.quantity(match.group(0))):
@@ -223,6 +229,8 @@ def _extend_right(text: str, end: int) -> int:
         if vetoes.DATE_PART.match(part) or vetoes.names_a_record(part):
             return end  # "30 Sep – 4 Oct", "Auftragsnummer 7392048155": a time or a record's number
         length = _address_prefix(part)
+        if vetoes.ROAD_NUMBER.fullmatch(part[:length].strip()):
+            return end  # "Route 66, I-95 and A1(M)": another road, not a part of an address
         if length and separator.strip() == "" and not _postcode_start(part[:length]):
             length = _place_after_postcode(text[:end], part)
         if not length:
@@ -338,4 +346,4 @@ _STATE_ZIP = re.compile(r"[a-z]{2}\.?\s+\d{5}(?:-\d{4})?", re.IGNORECASE)
 
 
 _PROSE_MARKS = re.compile(r"\d{3}[ .\-]\d{3}[ .\-]\d{3,4}|https?:|[!?]|\b\d{1,2}:\d{2}\b|\d+\s*(?:am|pm)\b"
-                          r"|[£$€¥₹]\s?\d|\d\s?%|\d+\.\d+\.\d+|[→⇒]|->", re.I)
+                          r"|[£$€¥₹]\s?\d|\d\s?%|\d+\.\d+\.\d+|[→⇒°′″]|->", re.I)

@@ -42,7 +42,7 @@ def ip_in_context(text: str, start: int, end: int) -> bool:
     return not (NOT_AN_IP.found_in(before[-1:]) or _inside_dotted_run(text, start, end)
                 or _network(text, start, end) or _NETMASK.fullmatch(value) is not None
                 or _version_like(value) and not IP_CUES.found_in(before)
-                or _version_change(text, start))
+                or _version_change(text, start) or _product_version(text, start, end, before))
 
 
 def _version_change(text: str, start: int) -> bool:
@@ -52,6 +52,20 @@ def _version_change(text: str, start: int) -> bool:
     others = [word for word in clause if word not in _DIRECTIONS]
     return (bool(clause) and clause[-1] in _DIRECTIONS and _UPGRADES.found_in(clause)
             and not IP_CUES.found_in(others) and not _NETWORK_WORDS.found_in(others))
+
+
+# A product's name right before the quad: a word the view capitalises (no common word), no digits.
+_NAME_BEFORE = re.compile(r"(?<![\w.\-])[A-Z][^\W\d_]+[ \t]+$")
+
+
+def _product_version(text: str, start: int, end: int, before: list[str]) -> bool:
+    """``PostgreSQL 15.6.0.1``, ``Nginx 1.25.3.1``: a quad after a product's name, with every
+    part below 31 (a host's rarely has; not 10.x) and no port or prefix after it, is its version."""
+    if not re.fullmatch(r"\d{1,3}(?:\.\d{1,3}){3}", text[start:end]):
+        return False
+    parts = [int(part) for part in text[start:end].split(".")]
+    return (_NAME_BEFORE.search(text[max(0, start - 40):start]) is not None and max(parts) <= 30 and parts[0] != 10
+            and not IP_CUES.found_in(before) and re.match(r"[:/]\d", text[end:end + 2]) is None)
 
 
 def _network(text: str, start: int, end: int) -> bool:

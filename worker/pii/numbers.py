@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ibex_worker.pii import spoken
+from ibex_worker.pii import phone_vetoes, spoken
 from ibex_worker.pii.business import BUSINESS, RECORDS
 from ibex_worker.pii.checksums import gtin_valid, luhn_valid
 from ibex_worker.pii.context import Cues, words_before
@@ -169,12 +169,14 @@ def phone_in_context(text: str, start: int, value: str) -> bool:
     if _URL_PATH.search(text[max(0, start - 120):start]):
         return False  # "dhl.de/t/4417829310": a path segment of a web address ("wa.me/..." is found on its own)
     before = words_before(text, start, 6)
-    vat = _VAT_PREFIX.search(text[max(0, start - 40):start])
-    if vat and vat.group("country").lower() in _VAT_COUNTRIES:
-        return False  # "VAT Reg. GB 123 4567 89": a tax number after its country's letters
+    if phone_vetoes.vat_number(text, start) or phone_vetoes.zip_plus_four(text, value):
+        return False  # "VAT Reg. GB 123 4567 89", a ZIP+4 code in a text about postal codes
     near = 1 if value.startswith(("+", "(")) else 6  # "+44 ..." is a phone unless labelled right before it
     unlabelled = ["" if _phone_label(before, i) else word for i, word in enumerate(before)]
     business = [i for i in range(len(before)) if RECORDS.found_in(unlabelled[i:]) and i >= len(before) - near]
+    head = phone_vetoes.clause_head(text, start, _PHONE_HEADS)
+    if head is not None:
+        return head  # "Model number on the water heater is ...", "the contact number on the form is ..."
     if not business:
         return True
     if near == 1 and not RECORDS.found_in([word for word in unlabelled if word not in _NUMBER_WORDS]):
@@ -183,6 +185,11 @@ def phone_in_context(text: str, start: int, value: str) -> bool:
     if all(word in _NUMBER_WORDS for word in before[business[-1] + 1:]):
         return False  # "calling about ticket 3318802": the business word names this number
     return any(word in strong for word in before)  # "my phone number for the order is ...": a phone word wins
+
+
+def named_by_record(text: str, start: int) -> bool:
+    """The clause ``start`` completes names a record's number, not a phone's."""
+    return phone_vetoes.clause_head(text, start, _PHONE_HEADS) is False
 
 
 def _listed(text: str, start: int, value: str) -> bool:
@@ -203,13 +210,6 @@ def _listed(text: str, start: int, value: str) -> bool:
 
 
 _SCORES = re.compile(r"\d-\d(?:[ ,;()]+\d-\d)+\)?")
-
-
-# The country prefixes of EU and UK VAT numbers, and the words that name such a number.
-_VAT_COUNTRIES = frozenset("at be bg cy cz de dk ee el es fi fr gb hr hu ie it lt lu lv mt nl pl pt ro se si sk "
-                           "xi".split())
-_VAT_PREFIX = re.compile(r"\b(?:vat|tva|iva|ust|ust-idnr|ust-id|btw|moms|mwst|p\.?\s?iva|nif|cif)\b[\w.: \-]{0,12}?"
-                         r"\b(?P<country>[a-z]{2})\s*$", re.IGNORECASE)
 
 
 # Unix time in seconds or milliseconds (2001 to 2033): a bare run of ten digits starting with
@@ -245,6 +245,8 @@ _DECIMAL = re.compile(r"(?<![\d.])(?:[1-9]\d*|0)\.\d{3,}(?![\d.])|(?<![\d.])\d\.
 # phone words themselves ("Mobile No.").
 _PHONE_KINDS = PHONE_CUES.words | {"alt", "alternate", "alternative", "home", "private", "personal", "area",
                                    "country"}
+# Words that make "<word> number" a phone's number.
+_PHONE_HEADS = (_PHONE_KINDS - _WEAK_PHONE - {"numero", "número", "numéro", "nummer"}) | {"contact"}
 
 
 # Words between a business word and its number ("order no. 12", "ticket # 4", "case id: 7").

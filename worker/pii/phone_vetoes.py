@@ -1,0 +1,74 @@
+"""Phone-shaped numbers the sentence names as something else: a tax number after its
+country's letters, a record's number the clause is about ("Model number on the water heater
+is ..."), a ZIP+4 code in a text about postal codes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+
+from ibex_worker.pii.business import RECORDS
+from ibex_worker.pii.context import words_before
+
+# The country prefixes of EU and UK VAT numbers, and the words that name such a number.
+_VAT_COUNTRIES = frozenset("at be bg cy cz de dk ee el es fi fr gb hr hu ie it lt lu lv mt nl pl pt ro se si sk "
+                           "xi".split())
+_VAT_PREFIX = re.compile(r"\b(?:vat|tva|iva|ust|ust-idnr|ust-id|btw|moms|mwst|p\.?\s?iva|nif|cif)\b[\w.: \-]{0,12}?"
+                         r"\b(?P<country>[a-z]{2})\s*$", re.IGNORECASE)
+
+# Words a record's number is called by ("model number", "hold no.", "meter ID").
+_NUMBER_WORDS = frozenset({"#", "no", "nr", "num", "number", "id", "ref", "nº", "№"})
+# Things numbered that are not business records elsewhere: only right before a number word
+# do they name the number ("the library hold number", "the gas meter number").
+_NUMBERED_THINGS = frozenset({"hold", "meter", "locker", "pallet", "cheque", "check", "docket", "waybill",
+                              "manifest", "chassis", "engine", "bay",
+                              "platform", "gate", "unit", "warranty", "appliance", "product", "catalogue",
+                              "catalog", "stock", "article", "artikel", "reading"})
+# Calls that are visits or meetings, not a number to dial ("service call", "conference call").
+_VISITS = frozenset({"service", "sales", "house", "site", "conference"})
+# What stands between a record's number word and its value when the clause says what it is.
+_COPULAS = frozenset({"is", "was", "are", "were", "reads", "read", "shows", "says", "ist", "war", "est", "était",
+                      "es", "era", "è", "é", "equals", "="})
+
+
+def vat_number(text: str, start: int) -> bool:
+    """``VAT Reg. GB 123 4567 89``: a tax number after its country's letters."""
+    vat = _VAT_PREFIX.search(text[max(0, start - 40):start])
+    return vat is not None and vat.group("country").lower() in _VAT_COUNTRIES
+
+
+def clause_head(text: str, start: int, phone_words: Collection[str]) -> bool | None:
+    """Whose number the clause ``start`` completes says, when its subject is a number word
+    and a copula comes right before the number: True for a phone's ("The contact number on the
+    booking form is ..."), False for a record's (``Model number on the water heater is
+    442-81-0093``, ``the library hold number is 4417 8293``), None when it says neither or a
+    phone word stands between them."""
+    clause = words_before(text, start, 12, reach=120)
+    if not clause or clause[-1] not in _COPULAS:
+        return None
+    i = len(clause) - 2
+    while i > 0 and clause[i] not in _NUMBER_WORDS:
+        if clause[i] in phone_words:
+            return None
+        i -= 1
+    while i > 0 and clause[i - 1] in _NUMBER_WORDS:
+        i -= 1  # "caller ID number", "tax ID number": the word before them says whose number it is
+    if i <= 0 or clause[i] not in _NUMBER_WORDS:
+        return None
+    head = clause[i - 1]
+    if head == "call" and i >= 2 and clause[i - 2] in _VISITS:
+        return False  # "the service call ID is 0417-8829-3310": a visit's number
+    if head in phone_words:
+        return True
+    return False if head in _NUMBERED_THINGS or RECORDS.found_in([head]) else None
+
+
+_ZIP_PLUS_FOUR = re.compile(r"\d{5}-\d{4}")
+_POSTAL_WORDS = re.compile(r"\b(?:zip|zips|zipcode|zip\+4|postal|postcode|postcodes)\b", re.IGNORECASE)
+
+
+def zip_plus_four(text: str, value: str) -> bool:
+    """``60614-2210`` in a text that speaks of ZIP or postal codes (a column of a table headed
+    "zip"): a ZIP+4 code."""
+    return _ZIP_PLUS_FOUR.fullmatch(value) is not None and _POSTAL_WORDS.search(text) is not None

@@ -314,6 +314,7 @@ def test_postal_addresses_from_the_street_line_to_the_postcode(text, value):
     "Regional 4411 Leipzig, Auftragsnummer 5520918834, Gleis 4.",
     "Filiale Lindenmarkt 2291 · Kasse 3 · Bon 1187", "Vitals: HR 92, RR 18, BP 128/84, SpO2 96%.",
     "Expect delays on Route 9, M25 and A14 tonight.", "Target GJ 1214 (Ophiuchus): RA 17h 15m, Dec +04° 57′.",
+    "Laser at 1310 nm, 25 Gbit/s per lane.", "CAS numbers: acetone 67-64-1, toluene 108-88-3.",
 ])
 def test_prose_with_numbers_is_not_an_address(text):
     assert _found(addresses.addresses, text) == []

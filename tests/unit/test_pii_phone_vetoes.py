@@ -50,3 +50,37 @@ def test_a_record_head_decides_only_before_a_copula_and_past_no_phone_word():
     assert numbers.named_by_record(view, view.index("0471")) is False
     view = canonical_view("The order number, or call me, is 0471 338 2291.").text
     assert numbers.named_by_record(view, view.index("0471")) is False
+
+
+@pytest.mark.parametrize("text, value", [
+    ("Swap the pump seal 7731-2209-41 before winter.", "7731-2209-41"),          # a part's number: 4-4-2
+    ("Archive covers 2016–2021 only.", "2016–2021"),                               # years
+    ("Shop shut 23.12.–03.01. for the holidays", "23.12.–03.01."),                 # a date range
+    ("Cited as 512 (1998), see the footnote.", "512 (1998"),                       # a page and its year
+    ("regs 30001=4412 30002=9081 ok", "4412 30002"),                               # a key's value runs into the next key
+    ("Printed under the bars: 0 36000 29145 2", "0 36000 29145 2"),                # a UPC-A as printed
+    ("Permit 2023-1187-044 is on the door.", "2023-1187-044"),                      # a year-numbered id
+    ("Their ISSN is 1532-4435 for the print run.", "1532-4435"),
+    ("Kostenstelle 5120-0931 trägt die Reise.", "5120-0931"),
+])
+def test_part_numbers_year_ranges_citations_and_register_values_are_not_phone_numbers(text, value):
+    assert _phone(text, value) is False
+
+
+@pytest.mark.parametrize("text, value", [
+    ("its me, my # is 7185550143 text me", "7185550143"),                         # "my #": a phone in chat
+    ("Alt. No.: 022 2781 4460", "022 2781 4460"),                                 # abbreviations do not end a clause
+    ("ping me at +212.6.61.22.33.44 tonight", "+212.6.61.22.33.44"),             # one-digit groups after a +
+    ("save wa.me/4917655501234 pls", "4917655501234"),                           # a chat link's digits
+    ("call +1.312.555.0144/+1.312.555.0145", "+1.312.555.0145"),                # a second number after a slash
+    ("lines=4 msisdn=447700900184 plan=x", "447700900184"),
+])
+def test_numbers_in_chat_shapes_links_and_abbreviated_labels_stay_phone_numbers(text, value):
+    assert _phone(text, value) is True
+
+
+def test_an_extension_in_another_language_and_a_letter_l_typed_for_a_one_are_part_of_the_number():
+    view = canonical_view("Zentrale 0221 470 5500 Durchwahl 31, privat 0176 5l2 34 567").text
+    found = [view[h.start:h.end] for h in numbers.phones(view)]
+    assert "0221 470 5500 Durchwahl 31" in found
+    assert any(value.startswith("0176 5l2") for value in found)

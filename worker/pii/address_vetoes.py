@@ -121,3 +121,16 @@ def names_a_record(part: str) -> bool:
 
 
 _NUMBER_COMPOUND = re.compile(r"(?:nummer|nr)$")
+
+
+_CAS = re.compile(r"(\d{2,7})-(\d{2})-(\d)")
+
+
+def cas_number(text: str, value: str) -> bool:
+    """``ethanol 64-17-5`` in a text that speaks of CAS numbers: a chemical's registry number
+    (its check digit holds), not a block address written name-first."""
+    match = _CAS.search(value)
+    if match is None or not re.search(r"\bcas\b", text, re.IGNORECASE):
+        return False
+    digits = (match.group(1) + match.group(2))[::-1]
+    return sum(int(d) * (i + 1) for i, d in enumerate(digits)) % 10 == int(match.group(3))

@@ -74,7 +74,7 @@ REGION_WORDS = ("co.", "county", "district", "province", "prov.", "state", "regi
 # English words of prose: a part holding one is no longer the address.
 FUNCTION_WORDS = frozenset(
     "a an and are as at be been being but by can could did do does for from had has have he her here his how i "
-    "if in is it its me my near next of off on or our she should so than that the their them then there they "
+    "if in is it its me my near next of off on or our per she should so than that the their them then there they "
     "this to too until up us was we were what when where which while who will with would you your also just "
     "please pls plz thanks thank thx asap today tonight tomorrow tmrw yesterday week weeks month months year "
     "soon now later lives live living moved moving send sent ship shipped deliver delivered delivery post posted "
@@ -101,6 +101,7 @@ yr yrs mile miles mi km kms kilometre kilometres kilometer kilometers metre metr
 inch inches lb lbs kg kgs g gram grams ton tons times people person persons users items pcs pieces units steps
 lane lanes floor floors storey storeys point points percent pct % x
 mbps gbps kbps mb gb kb tb mhz ghz hz rpm mph kph kmh btu gal gallon gallons ml mg kw kwh psi dpi fps px
+nm um µm db dbm gbit mbit kbit mah wh mw litre litres liter liters kcal ohm
 """.split())
 ENGLISH_JOINERS = frozenset({"the", "of", "and", "at", "on", "in", "to"})
 # Prefixes that are everyday words too ("via email", "am Montag", "place 3 orders").

@@ -139,8 +139,8 @@ def addresses(text: str) -> list[Hit]:
             if match.groupdict().get("letters") and match.group("letters").lower() in NOT_POSTCODE_LETTERS:
                 continue  # "2024 de", "1000 IU": a year or an amount before a word, not "1017 XN"
             first = match.group(0).split()[0].lower().strip(".:#")
-            if first == "rr" and vetoes.VITALS.search(text):
-                continue  # "HR 88, RR 16, SpO2 97%": a respiratory rate, not a rural route
+            if first == "rr" and vetoes.VITALS.search(text) or vetoes.cas_number(text, match.group(0)):
+                continue  # "HR 88, RR 16, SpO2 97%", "ethanol 64-17-5": a respiratory rate, a chemical's number
             if first in NUMBER_NAMES or first in vetoes.RECORD_WORDS:
                 continue  # "ID 10637", "policy 55-813-2207": a number with its name, not "ID 83702" of Idaho
             if first[:1].isdigit() and (vetoes.record_number(text, match.start()) or vetoes.quantity(match.group(0))):

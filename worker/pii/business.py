@@ -30,7 +30,8 @@ _WORDS = [
     "vorgang", "vorgangsnr", "aktenzeichen", "rechnungsnummer", "bestellnummer", "colis", "suivi", "envío",
     "rastreo", "guía", "resi", "pesanan", "kenmerk", "ordernummer", "bestelnummer", "numero ordine", "protocollo",
     "referenz", "référence", "referencia", "referência", "riferimento", "referentie", "pratica", "fascicolo",
-    "dossier", "expediente",
+    "dossier", "expediente", "ports", "issn", "eissn", "art", "artikel", "euromillions", "powerball", "jackpot",
+    "kostenstelle", "cost centre", "cost center", "seed",
 ]
 
 # Registers a company, not a person, is entered in, and codes that route to a bank branch.
@@ -38,7 +39,8 @@ _REGISTERS = [
     "vat", "vat no", "vat reg", "vat number", "tva", "iva", "p.iva", "piva", "partita iva", "ust-idnr", "ust-id",
     "ust", "rcs", "nip", "regon", "krs", "kvk", "orgnr", "company no", "company registration", "business number",
     "employer number", "hrb", "hra", "duns", "d-u-n-s", "lei", "rea", "aba", "routing", "swift", "bic",
-    "consignment", "rma", "pin", "ts", "lotto", "sipariş", "siparis", "barcode", "barras", "boleto",
+    "consignment", "rma", "pin", "ts", "lotto", "sipariş", "siparis", "barcode", "barras", "boleto", "iata",
+    "charity", "registration",
 ]
 
 # A record's own name glued to "number" ("Buchungsnr.", "klantnummer", "Org.nr"), unless

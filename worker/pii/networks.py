@@ -15,7 +15,7 @@ from ibex_worker.pii.numbers import LIKELY, Hit
 
 NOT_AN_IP = Cues.of(["version", "ver", "v", "build", "release", "firmware", "rev", "revision", "oid", "section",
                      "sec", "§", "clause", "chapter", "paragraph", "step", "rule", "table", "figure", "fig", "item",
-                     "kernel", "patch", "bios", "driver", "sdk", "api", "appendix", "annex", "article", "art"])
+                     "kernel", "patch", "bios", "driver", "sdk", "api", "appendix", "annex", "article", "art", "fw"])
 IP_CUES = Cues.of(["ip", "ips", "ipv4", "address", "addr", "host", "hostname", "server", "gateway", "gw", "dns",
                    "router", "ping", "from", "to", "src", "dst", "source", "destination", "client", "peer",
                    "subnet", "connect", "connected", "connection", "login", "logged", "blocked", "allow", "deny",
@@ -39,7 +39,8 @@ _NETMASK = re.compile(rf"255\.{_MASK_OCTET}\.{_MASK_OCTET}\.{_MASK_OCTET}")
 def ip_in_context(text: str, start: int, end: int) -> bool:
     value = text[start:end]
     before = words_before(text, start, 5)
-    return not (NOT_AN_IP.found_in(before[-1:]) or _inside_dotted_run(text, start, end)
+    named = before[-1:] if before[-1:] != ["is"] else before[-2:-1]  # "the router fw is 1.0.11.116"
+    return not (NOT_AN_IP.found_in(named) or _inside_dotted_run(text, start, end)
                 or _network(text, start, end) or _NETMASK.fullmatch(value) is not None
                 or _version_like(value) and not IP_CUES.found_in(before)
                 or _version_change(text, start) or _product_version(text, start, end, before))

@@ -45,7 +45,7 @@ PHONE_CUES = Cues.of([
     "llámame", "llámeme", "llamame", "llameme", "llamar", "llámenos", "rappelle", "rappelez", "rappeler",
     "appelle", "appelez", "appeler", "anrufen", "rückruf", "ligue", "ligar", "chiamami", "chiamare",
     "richiamami", "terugbellen", "rappelle-moi", "rappelez-moi", "appelle-moi", "appelez-moi", "bel", "bellen",
-    "belt", "ruf", "ruft", "anruf", "llame", "chiama", "richiama", "ligue-me",
+    "belt", "ruf", "ruft", "anruf", "llame", "chiama", "richiama", "ligue-me", "msisdn",
 ])
 
 CARD_CUES = Cues.of([
@@ -61,10 +61,11 @@ CRYPTO_CUES = Cues.of([
 
 _SEP = r"[ .\-]"
 _PHONE = re.compile(
-    r"(?<![\w+@/\\\-])(?<![\w.]\.(?=\d))"
+    r"(?<![\w+@\\\-])(?:(?<!/)|(?=\+))(?<![\w.]\.(?=\d))"
     r"(?P<body>(?:(?:\+|00)\d{1,3}[ .\-]?)?(?:\(\d{1,5}\)[ .\-]?)?"
     r"\d(?:\d|[ .\-](?=\d)|[ .\-]?\((?=\d)|\)[ .\-]?(?=\d)){5,22}\d)"
-    r"(?P<ext>\s*(?:x|ext\.?|extension|loc\.?|local|#)\s*\d{1,6})?"
+    r"(?P<ext>\s*(?:x|ext\.?|extension|loc\.?|local|#|durchwahl|dw\.|poste|interno|int\.|anexo|ramal|toestel|"
+    r"tst\.|p\.|内線)[:.]?\s*\d{1,6})?"
     r"(?![\w@]|[.\-/:]\d)",
     re.IGNORECASE,
 )
@@ -87,15 +88,18 @@ def _glued_cue(text: str, start: int) -> bool:
     return word is not None and any(part in PHONE_CUES.words for part in word.group(0).lower().split("."))
 
 
-# "O77OO 9OO123": a letter O typed for a zero inside a run of digits.
-_LETTER_ZERO_RUN = re.compile(r"(?<![^\W\d_])[\dOo](?:[\dOo \-.()]*[\dOo])?(?![^\W\d_])")
+# "O77OO 9OO123", "5l2 345": a letter O typed for a zero, an l or I for a one, inside a run of digits.
+_LETTER_ZERO_RUN = re.compile(r"(?<![^\W\d_])[\dOo](?:[\dOolI \-.()]*[\dOo])?(?![^\W\d_])")
 
 
 def _zeros_typed_as_letters(text: str) -> str:
-    """The text with each O inside a run of five digits or more read as 0 (same length)."""
+    """The text with each O inside a run of five digits or more read as 0, each l or I
+    between two digits as 1 (same length)."""
     def zeros(match: re.Match[str]) -> str:
         run = match.group(0)
-        return re.sub(r"[Oo]", "0", run) if sum(ch.isdigit() for ch in run) >= 5 else run
+        if sum(ch.isdigit() for ch in run) < 5:
+            return run
+        return re.sub(r"(?<=[\dOo])[lI](?=[\dOo])", "1", re.sub(r"[Oo]", "0", run))
     return _LETTER_ZERO_RUN.sub(zeros, text)
 
 
@@ -151,21 +155,25 @@ def phone_in_context(text: str, start: int, value: str) -> bool:
     names ("ticket 3318802", "order no. 4500182733"), or one a business word announces with
     no phone word near ("the order is 4500182733"), is not one."""
     value = value.strip()
+    if _CHAT_LINK.match(text, start):
+        return True  # "wa.me/4915205550144": a chat link holds a phone number, whatever its digits look like
     if len(re.sub(r"[\W_]", "", value)) < 7 or _DATE.fullmatch(value) or _NOT_A_PHONE.fullmatch(value) \
-            or _VERSION_PART.search(value) or _card_shaped(value):
+            or _VERSION_PART.search(value) and not value.startswith("+") or _card_shaped(value):
         return False  # a short code or extension alone ("1647") reaches no one person; 1-800-FLOWERS does
     if value.startswith("+0") or _CALENDAR_DATE.search(value):
         return False  # no country code starts with 0 ("+0000 2024" is a UTC offset); "19 / 2024-03-02" holds a date
     if _DECIMAL.search(value) and not _phone_cue(text, start):
         return False  # "41729.883", "load avg 1.42 0.98": numbers with a fraction, not a dialled number
+    if text[start + len(value):start + len(value) + 1] == "=":
+        return False  # "40001=1234 40002=5678": a value running into the next key
     if value.isdigit() and (len(value) <= 8 or text[start - 1:start] == "=") and not _phone_cue(text, start):
         return False  # "sysUpTime 48213377 ticks", "uptime=447182931", "ts": 1714650127: a counter or a clock
     if _EPOCH.fullmatch(value) and not _phone_cue(text, start, strong_only=True):
         return False  # "assigned ... at 1710146537": "at" names a time as often as a number to call
     if re.fullmatch(r"\d\.", text[max(0, start - 2):start]) and not _phone_cue(text, start):
         return False  # "23793.38128 60000": the rest of a longer number, cut at its decimal point
-    if _listed(text, start, value) and not _phone_cue(text, start):
-        return False  # "rows 4418-18234", "ch 36/40/44/48", "6-4 3-6 7-6": a range, a list or scores
+    if phone_vetoes.listed(text, start, value) and not _phone_cue(text, start):
+        return False  # "rows 4418-18234", "6-4 3-6 7-6", "cartridge 9012-3317-50": a range, scores, a part's number
     if _URL_PATH.search(text[max(0, start - 120):start]):
         return False  # "dhl.de/t/4417829310": a path segment of a web address ("wa.me/..." is found on its own)
     before = words_before(text, start, 6)
@@ -192,38 +200,22 @@ def named_by_record(text: str, start: int) -> bool:
     return phone_vetoes.clause_head(text, start, _PHONE_HEADS) is False
 
 
-def _listed(text: str, start: int, value: str) -> bool:
-    """Numbers side by side that no numbering plan writes so: alternatives or a run with a
-    slash (only an area code starting with 0 is written before one, ``089/12345678``), a
-    range rising to a longer bound (``4418-18234``), game scores (``6-4 3-6``), six or more
-    rising pairs (lottery picks)."""
-    groups = re.findall(r"\d+", value)
-    if "/" in value and (value.count("/") > 1 or not value.lstrip("(").startswith(("0", "+"))
-                         or re.search(r"\d/\s*$", text[max(0, start - 2):start])):
-        return True
-    if re.fullmatch(r"[1-9]\d*-\d+", value) and len(groups[0]) < len(groups[1]) and int(groups[0]) < int(groups[1]) \
-            and (len(groups[0]), len(groups[1])) != (3, 4):
-        return True  # a range; "555-1234" is a local number
-    rising = len(groups) >= 6 and all(len(g) <= 2 for g in groups) and groups == sorted(groups, key=int) \
-        and len(set(groups)) == len(groups)
-    return rising or bool(_SCORES.fullmatch(value))
-
-
-_SCORES = re.compile(r"\d-\d(?:[ ,;()]+\d-\d)+\)?")
-
-
 # Unix time in seconds or milliseconds (2001 to 2033): a bare run of ten digits starting with
 # 1 is no North American number (area codes start at 2); only a phone word other than "at" or
 # "on" makes it one.
 _EPOCH = re.compile(r"1\d{9}|1\d{12}")
 # A web address's path right before the number: a host with a dot, then "/" segments.
-_URL_PATH = re.compile(r"(?<![\w.@])(?:https?://)?(?!wa\.me/)[\w\-]+(?:\.[\w\-]+)+(?::\d+)?/(?:[^\s/]+/)*$", re.I)
+_URL_PATH = re.compile(r"(?<![\w.@])(?:https?://)?(?!wa\.me/)(?=[\w.\-]*[^\W\d_])[\w\-]+(?:\.[\w\-]+)+(?::\d+)?/"
+                       r"(?:[^\s/]+/)*$", re.I)
 
 
-# Shapes phone-number parsers accept that are something else: versions with a one-digit
-# part (124.0.6367.91), year-numbered ids (2024-0117), ISBN-10 (0-306-40615-2), slashed
-# triples (30/144/255).
-_NOT_A_PHONE = re.compile(r"(?:\d+\.)+\d+(?<=\.\d)|\d+(?:\.\d+)*\.\d\.\d+(?:\.\d+)*|(?:19|20)\d\d[-./]\d+|"
+# Shapes phone-number parsers accept that are something else: year and date ranges
+# (2015–2019, 24.12.–02.01.), a page and its year (483 (1954)), a UPC-A as printed, versions
+# with a one-digit part (124.0.6367.91), year-numbered ids (2024-0117, 2024-0311-087),
+# ISBN-10 (0-306-40615-2), slashed triples (30/144/255).
+_NOT_A_PHONE = re.compile(r"(?:19|20)\d\d\s?[–—\-]\s?(?:19|20)\d\d|\d{1,2}\.\d{1,2}\.?\s?[–—\-]\s?\d{1,2}\.\d{1,2}\.?|"
+                          r"\d{1,4} \((?:1[6-9]|20)\d\d\)?|\d \d{5} \d{5} \d|(?:19|20)\d\d-\d{4}-\d{2,4}|"
+                          r"(?:\d+\.)+\d+(?<=\.\d)|\d+(?:\.\d+)*\.\d\.\d+(?:\.\d+)*|(?:19|20)\d\d[-./]\d+|"
                           r"\d{1,5}-\d{2,7}-\d{2,7}-[\dx]|\d{1,3}/\d{1,3}/\d{1,3}|97[89]-?\d[\d\-]{9,15}", re.I)
 
 
@@ -244,7 +236,7 @@ _DECIMAL = re.compile(r"(?<![\d.])(?:[1-9]\d*|0)\.\d{3,}(?![\d.])|(?<![\d.])\d\.
 # Words that say which of someone's numbers follows: "Alt. No.", "home #", "area code", and the
 # phone words themselves ("Mobile No.").
 _PHONE_KINDS = PHONE_CUES.words | {"alt", "alternate", "alternative", "home", "private", "personal", "area",
-                                   "country"}
+                                   "country", "my", "your", "his", "her", "our", "their"}
 # Words that make "<word> number" a phone's number.
 _PHONE_HEADS = (_PHONE_KINDS - _WEAK_PHONE - {"numero", "número", "numéro", "nummer"}) | {"contact"}
 

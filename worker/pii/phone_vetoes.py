@@ -1,6 +1,6 @@
 """Phone-shaped numbers the sentence names as something else: a tax number after its
 country's letters, a record's number the clause is about ("Model number on the water heater
-is ..."), a ZIP+4 code in a text about postal codes.
+is ..."), a ZIP+4 code in a text about postal codes, ranges, lists, scores and part numbers.
 """
 
 from __future__ import annotations
@@ -72,3 +72,26 @@ def zip_plus_four(text: str, value: str) -> bool:
     """``60614-2210`` in a text that speaks of ZIP or postal codes (a column of a table headed
     "zip"): a ZIP+4 code."""
     return _ZIP_PLUS_FOUR.fullmatch(value) is not None and _POSTAL_WORDS.search(text) is not None
+
+
+def listed(text: str, start: int, value: str) -> bool:
+    """Numbers side by side that no numbering plan writes so: alternatives or a run with a
+    slash (only an area code starting with 0 is written before one, ``089/12345678``), a
+    range rising to a longer bound (``4418-18234``), game scores (``6-4 3-6``), six or more
+    rising pairs (lottery picks), three hyphenated groups ending in two digits (a part's number)."""
+    groups = re.findall(r"\d+", value)
+    if "/" in value and (value.count("/") > 1 or not value.lstrip("(").startswith(("0", "+"))
+                         or re.search(r"\d/\s*$", text[max(0, start - 2):start])):
+        return True
+    if re.fullmatch(r"[1-9]\d*-\d+", value) and len(groups[0]) < len(groups[1]) and int(groups[0]) < int(groups[1]) \
+            and (len(groups[0]), len(groups[1])) != (3, 4):
+        return True  # a range; "555-1234" is a local number
+    rising = len(groups) >= 6 and all(len(g) <= 2 for g in groups) and groups == sorted(groups, key=int) \
+        and len(set(groups)) == len(groups)
+    return rising or bool(_SCORES.fullmatch(value) or _PART_NUMBER.fullmatch(value))
+
+
+_SCORES = re.compile(r"\d-\d(?:[ ,;()]+\d-\d)+\)?")
+# Three hyphenated groups ending in two digits (4-4-2, 3-4-2): a part's or a product's number;
+# no numbering plan ends a number so.
+_PART_NUMBER = re.compile(r"\d{3,4}-\d{3,4}-\d{2}")

@@ -57,11 +57,14 @@ def test_a_record_head_decides_only_before_a_copula_and_past_no_phone_word():
     ("Archive covers 2016–2021 only.", "2016–2021"),                               # years
     ("Shop shut 23.12.–03.01. for the holidays", "23.12.–03.01."),                 # a date range
     ("Cited as 512 (1998), see the footnote.", "512 (1998"),                       # a page and its year
-    ("regs 30001=4412 30002=9081 ok", "4412 30002"),                               # a key's value runs into the next key
+    ("regs 30001=4412 30002=9081 ok", "4412 30002"),                               # a value runs into the next key
     ("Printed under the bars: 0 36000 29145 2", "0 36000 29145 2"),                # a UPC-A as printed
     ("Permit 2023-1187-044 is on the door.", "2023-1187-044"),                      # a year-numbered id
     ("Their ISSN is 1532-4435 for the print run.", "1532-4435"),
     ("Kostenstelle 5120-0931 trägt die Reise.", "5120-0931"),
+    ("my ref is 4500182733, quote it", "4500182733"),                              # a possessive before "ref"
+    ("our ref 4417 8293 0012 on the letter", "4417 8293 0012"),
+    ("my ID number is 4500182733", "4500182733"),
 ])
 def test_part_numbers_year_ranges_citations_and_register_values_are_not_phone_numbers(text, value):
     assert _phone(text, value) is False

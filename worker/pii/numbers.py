@@ -220,9 +220,12 @@ _NOT_A_PHONE = re.compile(r"(?:19|20)\d\d\s?[–—\-]\s?(?:19|20)\d\d|\d{1,2}\.
 
 
 def _phone_label(before: list[str], index: int) -> bool:
-    """"Mobile No.", "Caller ID", "area code": the business-like word at ``index`` only says
-    which phone word's number follows."""
-    return before[index] in _LABEL_NUMBER_WORDS and index > 0 and before[index - 1] in _PHONE_KINDS
+    """"Mobile No.", "Caller ID", "area code", "my #": the business-like word at ``index`` only
+    says which phone word's number follows, or whose (after a possessive, "#" or "no." only)."""
+    if index == 0:
+        return False
+    return (before[index] in _LABEL_NUMBER_WORDS and before[index - 1] in _PHONE_KINDS
+            or before[index] in phone_vetoes.PHONE_NUMBER_WORDS and before[index - 1] in phone_vetoes.POSSESSIVES)
 
 
 # A date in full inside a longer match: 2024-03-11, 21.03.2024, 03/11/2024.
@@ -236,7 +239,7 @@ _DECIMAL = re.compile(r"(?<![\d.])(?:[1-9]\d*|0)\.\d{3,}(?![\d.])|(?<![\d.])\d\.
 # Words that say which of someone's numbers follows: "Alt. No.", "home #", "area code", and the
 # phone words themselves ("Mobile No.").
 _PHONE_KINDS = PHONE_CUES.words | {"alt", "alternate", "alternative", "home", "private", "personal", "area",
-                                   "country", "my", "your", "his", "her", "our", "their"}
+                                   "country"}
 # Words that make "<word> number" a phone's number.
 _PHONE_HEADS = (_PHONE_KINDS - _WEAK_PHONE - {"numero", "número", "numéro", "nummer"}) | {"contact"}
 

@@ -25,6 +25,9 @@ _NUMBERED_THINGS = frozenset({"hold", "meter", "locker", "pallet", "cheque", "ch
                               "manifest", "chassis", "engine", "bay",
                               "platform", "gate", "unit", "warranty", "appliance", "product", "catalogue",
                               "catalog", "stock", "article", "artikel", "reading"})
+# "my #", "her no.": after a possessive, only these say a phone's number follows ("my ID", "our ref" do not).
+POSSESSIVES = frozenset({"my", "your", "his", "her", "our", "their"})
+PHONE_NUMBER_WORDS = frozenset({"#", "no", "nr", "num", "number"})
 # Calls that are visits or meetings, not a number to dial ("service call", "conference call").
 _VISITS = frozenset({"service", "sales", "house", "site", "conference"})
 # What stands between a record's number word and its value when the clause says what it is.
@@ -59,6 +62,8 @@ def clause_head(text: str, start: int, phone_words: Collection[str]) -> bool | N
     head = clause[i - 1]
     if head == "call" and i >= 2 and clause[i - 2] in _VISITS:
         return False  # "the service call ID is 0417-8829-3310": a visit's number
+    if head in POSSESSIVES:
+        return True if set(clause[i:-1]) <= PHONE_NUMBER_WORDS else None  # "my number is", not "my ID is"
     if head in phone_words:
         return True
     return False if head in _NUMBERED_THINGS or RECORDS.found_in([head]) else None

@@ -77,6 +77,7 @@ def test_part_numbers_year_ranges_citations_and_register_values_are_not_phone_nu
     ("save wa.me/4917655501234 pls", "4917655501234"),                           # a chat link's digits
     ("call +1.312.555.0144/+1.312.555.0145", "+1.312.555.0145"),                # a second number after a slash
     ("lines=4 msisdn=447700900184 plan=x", "447700900184"),
+    ("art teacher Maria, 07700 900123", "07700 900123"),                          # "art" alone names no record
 ])
 def test_numbers_in_chat_shapes_links_and_abbreviated_labels_stay_phone_numbers(text, value):
     assert _phone(text, value) is True

@@ -30,8 +30,8 @@ _WORDS = [
     "vorgang", "vorgangsnr", "aktenzeichen", "rechnungsnummer", "bestellnummer", "colis", "suivi", "envío",
     "rastreo", "guía", "resi", "pesanan", "kenmerk", "ordernummer", "bestelnummer", "numero ordine", "protocollo",
     "referenz", "référence", "referencia", "referência", "riferimento", "referentie", "pratica", "fascicolo",
-    "dossier", "expediente", "ports", "issn", "eissn", "art", "artikel", "euromillions", "powerball", "jackpot",
-    "kostenstelle", "cost centre", "cost center", "seed",
+    "dossier", "expediente", "ports", "issn", "eissn", "art nr", "artikel", "euromillions", "powerball", "jackpot",
+    "kostenstelle", "cost centre", "cost center", "seed value", "random seed",
 ]
 
 # Registers a company, not a person, is entered in, and codes that route to a bank branch.

@@ -245,7 +245,7 @@ _PHONE_HEADS = (_PHONE_KINDS - _WEAK_PHONE - {"numero", "número", "numéro", "n
 
 
 # Words between a business word and its number ("order no. 12", "ticket # 4", "case id: 7").
-_NUMBER_WORDS = frozenset({"#", "no", "nr", "num", "number", "id", "ref", "n", "nº", "№"})
+_NUMBER_WORDS = phone_vetoes.NUMBER_WORDS | {"n"}
 _LABEL_NUMBER_WORDS = _NUMBER_WORDS | {"code"}
 # A one-digit part after a dot: "4.18.0-477.27.1" is a version ("1.800.555.0199" is not).
 _VERSION_PART = re.compile(r"\.\d(?:[.\-]|$)")

@@ -18,7 +18,7 @@ _VAT_PREFIX = re.compile(r"\b(?:vat|tva|iva|ust|ust-idnr|ust-id|btw|moms|mwst|p\
                          r"\b(?P<country>[a-z]{2})\s*$", re.IGNORECASE)
 
 # Words a record's number is called by ("model number", "hold no.", "meter ID").
-_NUMBER_WORDS = frozenset({"#", "no", "nr", "num", "number", "id", "ref", "nº", "№"})
+NUMBER_WORDS = frozenset({"#", "no", "nr", "num", "number", "id", "ref", "nº", "№"})
 # Things numbered that are not business records elsewhere: only right before a number word
 # do they name the number ("the library hold number", "the gas meter number").
 _NUMBERED_THINGS = frozenset({"hold", "meter", "locker", "pallet", "cheque", "check", "docket", "waybill",
@@ -51,13 +51,13 @@ def clause_head(text: str, start: int, phone_words: Collection[str]) -> bool | N
     if not clause or clause[-1] not in _COPULAS:
         return None
     i = len(clause) - 2
-    while i > 0 and clause[i] not in _NUMBER_WORDS:
+    while i > 0 and clause[i] not in NUMBER_WORDS:
         if clause[i] in phone_words:
             return None
         i -= 1
-    while i > 0 and clause[i - 1] in _NUMBER_WORDS:
+    while i > 0 and clause[i - 1] in NUMBER_WORDS:
         i -= 1  # "caller ID number", "tax ID number": the word before them says whose number it is
-    if i <= 0 or clause[i] not in _NUMBER_WORDS:
+    if i <= 0 or clause[i] not in NUMBER_WORDS:
         return None
     head = clause[i - 1]
     if head == "call" and i >= 2 and clause[i - 2] in _VISITS:

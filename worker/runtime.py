@@ -7,9 +7,12 @@ A model that fails to load stops the worker loudly; nothing downloads weights.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sys
 import threading
 import time
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import structlog
@@ -63,21 +66,46 @@ def current() -> StageDeps:
     return _deps
 
 
-def load_nlp(settings: Settings) -> Any:
-    import spacy
+# Packages spaCy and Presidio import when they are installed, though the redactor uses neither:
+# thinc imports PyTorch, and Presidio's optional Hugging Face engine imports transformers, which
+# took 4 to 8 s of each pool process's start. Installed for the embedder, they are still
+# imported by it, when and where it needs them.
+_UNUSED_BY_THE_REDACTOR = ("torch", "transformers")
 
-    nlp = spacy.load(settings.spacy_model)
+
+@contextlib.contextmanager
+def _without_unused_imports() -> Iterator[None]:
+    """Make the packages of ``_UNUSED_BY_THE_REDACTOR`` that are not imported yet read as not
+    installed while the redactor's modules import (a ``None`` entry in ``sys.modules`` makes
+    an import raise ``ImportError``, which both libraries treat as "not installed")."""
+    blocked = [name for name in _UNUSED_BY_THE_REDACTOR if name not in sys.modules]
+    for name in blocked:
+        sys.modules[name] = None  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        for name in blocked:
+            if sys.modules.get(name, ...) is None:
+                del sys.modules[name]
+
+
+def load_nlp(settings: Settings) -> Any:
+    with _without_unused_imports():
+        import spacy
+
+        nlp = spacy.load(settings.spacy_model)
     nlp.max_length = settings.pii_max_chars
     return nlp
 
 
 def load_redactor(settings: Settings) -> PresidioRedactor:
-    from ibex_worker.adapters.redactor import PresidioRedactor, RedactionPolicy
+    with _without_unused_imports():
+        from ibex_worker.adapters.redactor import PresidioRedactor, RedactionPolicy
 
-    policy = RedactionPolicy(settings.pii_entities, settings.pii_redaction_threshold,
-                             settings.pii_quarantine_floor, settings.pii_disallowed_entities)
-    redactor = PresidioRedactor(load_nlp(settings), policy, model_name=settings.spacy_model)
-    redactor.redact_many(["Warm-up text for the analyzer."])  # first call builds lazy state
+        policy = RedactionPolicy(settings.pii_entities, settings.pii_redaction_threshold,
+                                 settings.pii_quarantine_floor, settings.pii_disallowed_entities)
+        redactor = PresidioRedactor(load_nlp(settings), policy, model_name=settings.spacy_model)
+        redactor.redact_many(["Warm-up text for the analyzer."])  # first call builds lazy state
     log.info("model_loaded", model="pii", name=redactor.name)
     return redactor
 

@@ -11,7 +11,7 @@ depend on the producer's casing.
 
 from __future__ import annotations
 
-import importlib
+import importlib.util
 import re
 from functools import lru_cache
 
@@ -39,10 +39,24 @@ def function_words() -> frozenset[str]:
     """Function words of other languages that are no English word: ``el``, ``dass``, ``hai``."""
     words: set[str] = set(_HINGLISH)
     for code in _SPACY_LANGUAGES:
-        words |= {w.lower() for w in importlib.import_module(f"spacy.lang.{code}.stop_words").STOP_WORDS}
+        words |= {w.lower() for w in _stop_words(code)}
     english = {w for w, share in common_words().items() if share > 0}
     return frozenset(w for w in words if len(w) >= 2 and " " not in w and w not in ENGLISH_STOP_WORDS
                      and w not in english)
+
+
+def _stop_words(code: str) -> set[str]:
+    """spaCy's stop words of language ``code``, read from their module alone: importing
+    ``spacy.lang.<code>.stop_words`` runs the language package first, and French's tokenizer
+    exceptions take seconds to compile in every process that loads the redactor."""
+    spec = importlib.util.find_spec("spacy.lang")
+    assert spec is not None and spec.submodule_search_locations
+    path = f"{spec.submodule_search_locations[0]}/{code}/stop_words.py"
+    module_spec = importlib.util.spec_from_file_location(f"ibex_stop_words_{code}", path)
+    assert module_spec is not None and module_spec.loader is not None
+    module = importlib.util.module_from_spec(module_spec)
+    module_spec.loader.exec_module(module)
+    return set(module.STOP_WORDS)
 
 
 def reads_foreign(text: str) -> bool:

@@ -78,18 +78,19 @@ def test_a_2000_write_run_survives_pool_and_worker_kills_with_nothing_lost_or_do
     org = new_scope()
     agents = [new_scope("agent") for _ in range(AGENTS)]
     recovery = Recovery(own_engine)
+    # Every write is queued before the worker starts: its pool processes load their models in
+    # seconds, sooner than 2,000 writes are submitted, and one must still be loading when killed.
+    producer = create_app(settings)
+    job_ids = [submit(own_engine, producer, settings, memory(
+        org, agents[n % AGENTS], f"Standing order {n}: the backup of shard {n} rotates on day {n % 28 + 1} "
+                                 f"at {n % 24:02d}:{n % 60:02d}.")).job_id for n in range(WRITES)]
     worker = start_worker(own_infra, "kills-1", concurrency=2)
-    sweeper = start_sweeper(own_infra, "kills-sweeper")
-    replacement = None
+    sweeper = replacement = None
     logs: list[str] = []
     try:
-        producer = create_app(settings)
-        job_ids = [submit(own_engine, producer, settings, memory(
-            org, agents[n % AGENTS], f"Standing order {n}: the backup of shard {n} rotates on day {n % 28 + 1} "
-                                     f"at {n % 24:02d}:{n % 60:02d}.")).job_id for n in range(WRITES)]
-
         loading_killed = wait_until(lambda: _kill_a_loading_process(worker), timeout=120, interval=0.2)
         assert loading_killed, "no pool process was seen loading its models"
+        sweeper = start_sweeper(own_infra, "kills-sweeper")
         for label, low, high in (("pool process working", 150, 500), ("pool process working", 600, 950)):
             target = rng.randint(low, high)
             assert wait_until(lambda: _succeeded(own_engine) >= target, timeout=300, interval=0.2), \

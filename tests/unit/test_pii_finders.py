@@ -10,7 +10,7 @@ import uuid
 
 import pytest
 
-from ibex_worker.pii import addresses, ibans, identifiers, name_neighbours, names, networks, numbers, spoken
+from ibex_worker.pii import addresses, ibans, identifiers, name_neighbours, names, networks, numbers, payments, spoken
 from ibex_worker.pii.casing import canonical_view
 from ibex_worker.pii.checksums import iban_valid, luhn_valid, nhs_valid, verhoeff_valid
 
@@ -81,8 +81,12 @@ _L, _U = numbers.LIKELY, numbers.UNCERTAIN
     ("ligue para nove oito, sete seis cinco, quatro três dois um", "nove oito, sete seis cinco, quatro três dois um",
      "987654321", _L),
     ("it's five-five-five, two-one-nine-eight, fine", "five-five-five, two-one-nine-eight", "5552198", _U),
+    ("zadzwoń pod sześćset dwa, trzysta czterdzieści, dziewięćset jedenaście",
+     "sześćset dwa, trzysta czterdzieści, dziewięćset jedenaście", "602340911", _L),
+    ("call me on nought seven seven, double nine, four one two", "nought seven seven, double nine, four one two",
+     "07799412", _L),
 ])
-def test_numbers_read_out_in_seven_languages_are_phone_numbers(text, value, digits, score):
+def test_numbers_read_out_in_eight_languages_are_phone_numbers(text, value, digits, score):
     assert spoken.spoken_digits(value)[0] == digits
     assert ("PHONE_NUMBER", value.lower(), score) in [(k, v.lower(), s) for k, v, s in _found(numbers.phones, text)]
 
@@ -193,25 +197,25 @@ def test_a_number_word_alone_does_not_make_an_international_number_a_business_on
 
 
 def test_cards_certain_by_check_digit_uncertain_when_mistyped_and_ignored_when_ungrouped_and_unannounced():
-    assert _found(numbers.cards, "paid with 4111 1111 1111 1111") == [
+    assert _found(payments.cards, "paid with 4111 1111 1111 1111") == [
         ("CREDIT_CARD", "4111 1111 1111 1111", numbers.CERTAIN)]
-    assert _found(numbers.cards, "it was 4111 1111 1111 1112") == [
+    assert _found(payments.cards, "it was 4111 1111 1111 1112") == [
         ("CREDIT_CARD", "4111 1111 1111 1112", numbers.UNCERTAIN)]
-    assert _found(numbers.cards, "visa 4111111111111112") == [("CREDIT_CARD", "4111111111111112", numbers.UNCERTAIN)]
-    assert _found(numbers.cards, "reference 4111111111111112") == []
-    assert _found(numbers.cards, "use 4111111111111112 again") == [
+    assert _found(payments.cards, "visa 4111111111111112") == [("CREDIT_CARD", "4111111111111112", numbers.UNCERTAIN)]
+    assert _found(payments.cards, "reference 4111111111111112") == []
+    assert _found(payments.cards, "use 4111111111111112 again") == [
         ("CREDIT_CARD", "4111111111111112", numbers.UNCERTAIN)]  # a card's network and length: masked
 
 
 def test_a_barcode_and_a_number_a_nearer_business_word_names_are_not_cards():
-    assert _found(numbers.cards, "GTIN 5012345678900 on the carton") == []
-    assert _found(numbers.cards, "restock 4012345678901 shelves") == []        # EAN-13: its check right, Luhn wrong
-    assert _found(numbers.cards, "card 4012345678901 declined") == [
+    assert _found(payments.cards, "GTIN 5012345678900 on the carton") == []
+    assert _found(payments.cards, "restock 4012345678901 shelves") == []        # EAN-13: its check right, Luhn wrong
+    assert _found(payments.cards, "card 4012345678901 declined") == [
         ("CREDIT_CARD", "4012345678901", numbers.UNCERTAIN)]                   # announced as a card: still masked
-    assert _found(numbers.cards, 'card: "on file", exp 09/29, order id 4417620953381204') == []
-    assert _found(numbers.cards, "card exp 09/29 order 4111 1111 1111 1111") == [
+    assert _found(payments.cards, 'card: "on file", exp 09/29, order id 4417620953381204') == []
+    assert _found(payments.cards, "card exp 09/29 order 4111 1111 1111 1111") == [
         ("CREDIT_CARD", "4111 1111 1111 1111", numbers.CERTAIN)]              # a valid card after a card word stays
-    assert _found(numbers.cards, "Referenz 4417 8200 1955 2311") == []
+    assert _found(payments.cards, "Referenz 4417 8200 1955 2311") == []
 
 
 def test_an_iban_with_a_wrong_check_digit_is_uncertain_and_an_unknown_country_is_not_an_iban():
@@ -243,11 +247,11 @@ def test_uuids_and_hex_digests_are_neither_ibans_nor_wallets():
         texts = [f"Request {value} failed", f"the canary-{value.hex} came back"]
         texts += [f"id {value.hex[:n]} ok" for n in (16, 20, 24) if not value.hex[4:n].isdigit()]
         for text in texts:
-            assert ibans.ibans(text) == [] and numbers.wallets(text) == [], text
+            assert ibans.ibans(text) == [] and payments.wallets(text) == [], text
     assert ibans.ibans("request ae34be4a-2025-4aef-8a88-e536acacfbb9 failed") == []
     # Digits only after "be52": a Belgian IBAN with a wrong check digit for all anyone can tell.
     assert _found(ibans.ibans, "id be52905859914328 ok") == [("IBAN_CODE", "be52905859914328", numbers.UNCERTAIN)]
-    assert _found(numbers.wallets, "tip jar 1BoatSLRHtKNngkdXEeobR76b53LETtpyT thanks") == [
+    assert _found(payments.wallets, "tip jar 1BoatSLRHtKNngkdXEeobR76b53LETtpyT thanks") == [
         ("CRYPTO", "1boatslrhtknngkdxeeobr76b53lettpyt", numbers.LIKELY)]
     assert ibans.ibans("request ae34be4a-2025-4aef-8a88-e536acacfbb9 failed") == []
 
@@ -264,7 +268,7 @@ def test_an_identifier_announced_by_its_name_is_found_in_many_languages(text, va
 
 
 def test_wallets_by_shape_and_an_ipv6_address_written_with_a_port():
-    assert _found(numbers.wallets, "send to 0x71c9a4e3b2d06f58e1a9c7b34d20f6e8a5c19b3d") == [
+    assert _found(payments.wallets, "send to 0x71c9a4e3b2d06f58e1a9c7b34d20f6e8a5c19b3d") == [
         ("CRYPTO", "0x71c9a4e3b2d06f58e1a9c7b34d20f6e8a5c19b3d", numbers.CERTAIN)]
     assert _found(networks.ipv6_with_port, "from 2001:db8:4006:812::200e:44321 at") == [
         ("IP_ADDRESS", "2001:db8:4006:812::200e", numbers.LIKELY)]

@@ -22,7 +22,8 @@ from ibex_worker.pii import networks
     ("the home prefix 81.2.69.0/28", "81.2.69.0", True),
     ("ip route add 10.44.8.0/26 via wg0", "10.44.8.0", True),                         # a narrow range, private too
     ("the laptop is 10.44.8.17/24 on wg0", "10.44.8.17", True),                      # a host on it
-    ("allow 81.2.69.0/24 through", "81.2.69.0", True),                               # a public one stays masked
+    ("allow 81.2.69.0/24 through", "81.2.69.0", False),                              # a routed block
+    ("allow 81.2.69.128/25 through", "81.2.69.128", True),                           # narrower stays masked
     ("the cluster runs Cassandra 4.1.3.2 now", "4.1.3.2", False),                   # a product's version
     ("db nodes on Mariadb 11.4.2.0 since May", "11.4.2.0", False),
     ("Nadia 23.94.12.7 logged in", "23.94.12.7", True),                             # a part above 30: a host
@@ -42,3 +43,15 @@ def test_a_message_or_calendar_id_is_not_an_email_address():
     assert not recognizer.validate_result("20250917101500.88120@mx.example.org")
     assert recognizer.validate_result("ana.lopez1990@example.org")
     assert recognizer.validate_result("19901203@uni.example.edu")
+    assert not recognizer.validate_result("vite@5.4.11")                          # a package pinned to a version
+    assert not recognizer.validate_result("billing@2025.11.30")
+    assert not recognizer.validate_result("HTTP/web-07.lan.example@LAN.EXAMPLE")   # a service's principal
+    assert recognizer.validate_result("k.nowak@example.pl")
+    assert recognizer.validate_result("ops@10.0.0.7.nip.io")
+
+
+def test_a_hardware_id_in_two_digit_groups_is_not_an_ipv6_address():
+    for text, value, address in (("cert serial 5A:0C:91:7E:22:B4:08:F1, renewed", "5A:0C:91:7E:22:B4:08:F1", False),
+                                 ("peer fe80::1c2a:7eff:fe11:9b04 dropped", "fe80::1c2a:7eff:fe11:9b04", True)):
+        start = text.index(value)
+        assert networks.ip_in_context(text, start, start + len(value)) is address

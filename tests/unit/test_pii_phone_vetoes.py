@@ -4,6 +4,8 @@ phone numbers these rules must leave alone."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from ibex_worker.pii import numbers
@@ -88,3 +90,39 @@ def test_an_extension_in_another_language_and_a_letter_l_typed_for_a_one_are_par
     found = [view[h.start:h.end] for h in numbers.phones(view)]
     assert "0221 470 5500 Durchwahl 31" in found
     assert any(value.startswith("0176 5l2") for value in found)
+
+
+@pytest.mark.parametrize("text, value", [
+    ("Lot 6 6 weighed 2 870 000 kilograms at intake.", "2 870 000"),             # a count grouped by thousands
+    ("The district counted 31 402 118 voters this year.", "31 402 118"),
+    ("Kolli GLS ZX9K 5521 8830 44 liegt im Depot.", "5521 8830 44"),              # the tail of a code
+    ("renewed policy KFZ-5518-2207 until March", "5518-2207"),                    # glued to a code by its hyphen
+    ("Agent: your booking number? Guest: um, it's 7712 0048 19.", "7712 0048 19"),  # answers a record's question
+    ("IVR: enter your account number. Caller: 4 4 1 9 0 2 8 8 3 6.", "4 4 1 9 0 2 8 8 3 6"),
+    ("Claim 5503 1182 07 was folded into 5503 1182 44 yesterday.", "5503 1182 44"),  # the twin of a record's number
+    ("zamówienie 118 204 5573 wysłane kurierem", "118 204 5573"),                   # Polish "order"
+    ("heap grew to 3221225472 bytes before the GC ran", "3221225472"),            # a quantity in its unit
+    ("ids,ts 88,1715760000 (48", "1715760000 (48"),                              # a Unix time before a bracket
+])
+def test_counts_code_tails_answers_to_record_questions_and_record_twins_are_not_phone_numbers(text, value):
+    assert _phone(text, value) is False
+
+
+@pytest.mark.parametrize("text, value", [
+    ("Reception # 312 555 0178 after six", "312 555 0178"),                       # "#" alone says "number"
+    ("best is the last part: +1 (312) 555-0178 x31", "+1 (312) 555-0178 x31"),   # written to be dialled
+    ("Agent: your mobile number? Caller: sure, it's 07700 900416.", "07700 900416"),  # a phone's question
+    ("Llámame al 912 345 678 esta tarde", "912 345 678"),                          # three-digit lead: a Spanish number
+    ("Ticket 5503 1182 07 — ring me on 5503 1182 44", "5503 1182 44"),             # a twin a phone word announces
+    ("flyer says phone 0800 FIX ROOF for quotes", "0800 FIX ROOF"),               # a freephone number in letters
+])
+def test_bare_number_words_dialling_forms_and_phone_questions_stay_phone_numbers(text, value):
+    assert _phone(text, value) is True
+
+
+def test_numbers_glued_to_unspaced_scripts_keep_their_extensions_and_vanity_numbers_need_a_phone_word():
+    view = canonical_view("店舗は06-6555-0142 内線305です。").text
+    assert "06-6555-0142 内線305" in [view[h.start:h.end] for h in numbers.phones(view)]
+    for text in ("The warehouse shipped 1800 bottles", "the 1300 people came to 0800 block"):
+        view = canonical_view(text).text
+        assert [view[h.start:h.end] for h in numbers.phones(view) if re.search("[a-z]", view[h.start:h.end])] == []

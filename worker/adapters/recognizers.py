@@ -26,7 +26,7 @@ from presidio_analyzer.predefined_recognizers import (CryptoRecognizer, EmailRec
                                                       UsItinRecognizer, UsSsnRecognizer)
 
 from ibex_worker.pii import (addresses, ibans, identifiers, languages, name_neighbours, name_words, names, networks,
-                             numbers)
+                             numbers, payments)
 from ibex_worker.pii.casing import View
 from ibex_worker.pii.lexicon import capitalised_share, gazetteer, places
 from ibex_worker.pii.policy import Finding
@@ -49,7 +49,7 @@ OTHER_SCRIPT = "IbexOtherScriptNameRecognizer"
 _NUMBER_TYPES = frozenset({"PHONE_NUMBER", "CREDIT_CARD", "US_SSN", "US_ITIN", NATIONAL_ID})
 
 # Names of identifiers and payment words that label a value ("NIE", "IBAN", "Amex"): not people.
-_LABEL_WORDS = frozenset({*identifiers.ID_KEYWORDS, *numbers.CARD_CUES.words, "iban", "bic", "swift", "sepa",
+_LABEL_WORDS = frozenset({*identifiers.ID_KEYWORDS, *payments.CARD_CUES.words, "iban", "bic", "swift", "sepa",
                           "bizum"})
 NOT_NAME_WORDS = NOT_A_PERSON | CALENDAR_WORDS | DEMONYMS | _LABEL_WORDS
 _NOT_NAME_NEIGHBOURS = NOT_NAME_WORDS | BRANDS
@@ -122,10 +122,14 @@ class AnyDomainEmailRecognizer(EmailRecognizer):
     """Presidio drops an address whose domain is not on the public suffix list (``.test``,
     ``.internal``, ``.corp``): that leaks real internal addresses. The pattern alone is
     strict enough to act on. A message or calendar id (``20240311T084217Z-41729@host``, a
-    date and time before the "@") is nobody's mailbox."""
+    date and time before the "@"), a package pinned to a version (``react@19.0.0-rc.1``: no
+    domain ends in digits) and a service's Kerberos principal (``host/ldap-02@CORP``) are
+    nobody's mailbox."""
 
     def validate_result(self, pattern_text: str) -> bool:
-        return _STAMPED_ID.match(pattern_text) is None
+        local, _, domain = pattern_text.rpartition("@")
+        return _STAMPED_ID.match(pattern_text) is None and "/" not in local \
+            and re.search(r"[^\W\d_]", domain.rsplit(".", 1)[-1]) is not None
 
 
 _STAMPED_ID = re.compile(r"(?:19|20)\d{6}t?\d{4,6}z?[-._@]", re.IGNORECASE)
@@ -196,9 +200,9 @@ def build_registry(nlp_engine: Any) -> RecognizerRegistry:
         FunctionRecognizer("IbexIpv6PortRecognizer", ["IP_ADDRESS"], networks.ipv6_with_port),
         FunctionRecognizer("IbexIdShapeRecognizer", [NATIONAL_ID], identifiers.id_shapes),
         FunctionRecognizer("IbexPhoneRecognizer", ["PHONE_NUMBER"], numbers.phones),
-        FunctionRecognizer("IbexCardRecognizer", ["CREDIT_CARD"], numbers.cards),
+        FunctionRecognizer("IbexCardRecognizer", ["CREDIT_CARD"], payments.cards),
         FunctionRecognizer("IbexIbanRecognizer", ["IBAN_CODE"], ibans.ibans),
-        FunctionRecognizer("IbexWalletRecognizer", ["CRYPTO"], numbers.wallets),
+        FunctionRecognizer("IbexWalletRecognizer", ["CRYPTO"], payments.wallets),
         FunctionRecognizer(NAMED_ID, ["US_SSN", "US_ITIN", NATIONAL_ID], identifiers.named_ids),
         FunctionRecognizer("IbexAddressRecognizer", ["STREET_ADDRESS"], addresses.addresses),
         FunctionRecognizer(CUED, ["PERSON"], names.cued_names),

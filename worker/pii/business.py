@@ -31,7 +31,9 @@ _WORDS = [
     "rastreo", "guía", "resi", "pesanan", "kenmerk", "ordernummer", "bestelnummer", "numero ordine", "protocollo",
     "referenz", "référence", "referencia", "referência", "riferimento", "referentie", "pratica", "fascicolo",
     "dossier", "expediente", "ports", "issn", "eissn", "art nr", "artikel", "euromillions", "powerball", "jackpot",
-    "kostenstelle", "cost centre", "cost center", "seed value", "random seed",
+    "kostenstelle", "cost centre", "cost center", "seed value", "random seed", "waybill", "freight bill",
+    "bill of lading", "pnr", "pakket", "zending", "zamówienie", "zamowienie", "zamówienia", "zamowienia", "przesyłka",
+    "przesylka", "paczka", "faktura", "faktury", "đơn hàng", "don hang", "mã đơn", "seguimiento", "rastreamento",
 ]
 
 # Registers a company, not a person, is entered in, and codes that route to a bank branch.
@@ -40,7 +42,7 @@ _REGISTERS = [
     "ust", "rcs", "nip", "regon", "krs", "kvk", "orgnr", "company no", "company registration", "business number",
     "employer number", "hrb", "hra", "duns", "d-u-n-s", "lei", "rea", "aba", "routing", "swift", "bic",
     "consignment", "rma", "pin", "ts", "lotto", "sipariş", "siparis", "barcode", "barras", "boleto", "iata",
-    "charity", "registration",
+    "charity", "registration", "cep", "cvr", "gst", "hst",
 ]
 
 # A record's own name glued to "number" ("Buchungsnr.", "klantnummer", "Org.nr"), unless
@@ -56,8 +58,8 @@ _IDENTIFIER_STEMS = ("steuer", "ident", "sozial", "versicherung", "ausweis", "pa
                      "medicare", "nhs", "health", "geburt", "birth", "bürger", "versicher", "cpr", "dni", "nie", "nif",
                      "karte", "kaart", "kort", "card", "tarjeta", "carte", "carta", "cartão", "cartao", "konto",
                      "account", "iban", "matrikel", "student", "rijks")
-# Chinese record words, glued to the words before them: 订单 (order), 单号 (waybill number),
-# 编号 (serial number), 运单 (waybill), 快递 (parcel).
+# Chinese record words, glued to the words before them and to a following 为 or 是 ("is"):
+# 订单 (order), 单号 (waybill number), 编号 (serial number), 运单 (waybill), 快递 (parcel).
 _CJK_RECORDS = ("订单", "订单号", "单号", "编号", "运单", "快递")
 
 
@@ -67,7 +69,7 @@ class _RecordCues(Cues):
 
 
 def _record_compound(word: str) -> bool:
-    if word.endswith(_CJK_RECORDS):
+    if word.rstrip("为是：:").endswith(_CJK_RECORDS):
         return True
     match = _COMPOUND.fullmatch(word)
     if match is None:

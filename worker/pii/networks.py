@@ -40,10 +40,15 @@ def ip_in_context(text: str, start: int, end: int) -> bool:
     value = text[start:end]
     before = words_before(text, start, 5)
     named = before[-1:] if before[-1:] != ["is"] else before[-2:-1]  # "the router fw is 1.0.11.116"
-    return not (NOT_AN_IP.found_in(named) or _inside_dotted_run(text, start, end)
+    return not (NOT_AN_IP.found_in(named) or _inside_dotted_run(text, start, end) or _HARDWARE_ID.fullmatch(value)
                 or _network(text, start, end) or _NETMASK.fullmatch(value) is not None
                 or _version_like(value) and not IP_CUES.found_in(before)
                 or _version_change(text, start) or _product_version(text, start, end, before))
+
+
+# "04:2F:8A:11:9C:3D:77:E0": a MAC or EUI-64 written in two-digit groups reads as IPv6, but
+# no one writes an IPv6 address so.
+_HARDWARE_ID = re.compile(r"(?:[0-9a-f]{2}:){5,7}[0-9a-f]{2}", re.IGNORECASE)
 
 
 def _version_change(text: str, start: int) -> bool:
@@ -70,14 +75,20 @@ def _product_version(text: str, start: int, end: int, before: list[str]) -> bool
 
 
 def _network(text: str, start: int, end: int) -> bool:
-    """``10.0.0.0/8``, ``2001:db8::/32``: a range wider than a household's or a small office's
-    is nobody's address. A narrower one (IPv4 /24 or longer, IPv6 /48 or longer: a home's
-    delegated prefix) can point at a few people, so it stays masked, a private one too."""
+    """``10.0.0.0/8``, ``2001:db8::/32``, ``198.51.100.0/24``: a range wider than a household's
+    or a small office's is nobody's address; an IPv4 /24 written as its network (host part
+    zero) is the smallest block routed on the internet, an organisation's, not a subscriber's.
+    A narrower one (IPv4 longer than /24, IPv6 /48 or longer: a home's delegated prefix), or a
+    host written with its prefix (``10.44.8.17/24``), can point at a few people, so it stays
+    masked, a private one too."""
     value = text[start:end]
     length = _PREFIX_LENGTH.search(value) or _PREFIX_LENGTH.match(text, end)
     if length is None:
         return False
-    return int(length.group(1)) < (48 if ":" in value else 24)
+    bits = int(length.group(1))
+    if ":" in value:
+        return bits < 48
+    return bits < 24 or bits == 24 and _PREFIX_LENGTH.sub("", value).strip().endswith(".0")
 
 
 def _version_like(value: str) -> bool:

@@ -1,5 +1,6 @@
-"""Numbers that identify a person: phone numbers, payment cards, wallet addresses and
-government identifiers (IBANs are in ``ibans``), found by shape and decided by checksum and context.
+"""Phone numbers, found by shape and decided by context (payment cards and wallet addresses
+are in ``payments``, IBANs in ``ibans``, government identifiers in ``identifiers``), and the
+``Hit`` and score scale every finder shares.
 
 Each finder takes the analysed view (case folded and truecased, see ``casing``) and returns
 ``Hit``s with a score on the policy's scale: ``LIKELY`` and above are redacted, ``UNCERTAIN``
@@ -14,8 +15,7 @@ import re
 from dataclasses import dataclass
 
 from ibex_worker.pii import phone_vetoes, spoken
-from ibex_worker.pii.business import BUSINESS, RECORDS
-from ibex_worker.pii.checksums import gtin_valid, luhn_valid
+from ibex_worker.pii.business import RECORDS
 from ibex_worker.pii.context import Cues, words_before
 
 CERTAIN = 0.95
@@ -45,36 +45,43 @@ PHONE_CUES = Cues.of([
     "llámame", "llámeme", "llamame", "llameme", "llamar", "llámenos", "rappelle", "rappelez", "rappeler",
     "appelle", "appelez", "appeler", "anrufen", "rückruf", "ligue", "ligar", "chiamami", "chiamare",
     "richiamami", "terugbellen", "rappelle-moi", "rappelez-moi", "appelle-moi", "appelez-moi", "bel", "bellen",
-    "belt", "ruf", "ruft", "anruf", "llame", "chiama", "richiama", "ligue-me", "msisdn",
-])
-
-CARD_CUES = Cues.of([
-    "card", "cards", "credit", "debit", "visa", "mastercard", "mc", "amex", "american express", "discover",
-    "jcb", "diners", "maestro", "unionpay", "rupay", "mir", "cc", "ccn", "pan", "payment", "paid", "pay",
-    "charged", "charge", "refund", "billing", "cardholder", "expiry", "exp", "cvv", "cvc",
-])
-
-CRYPTO_CUES = Cues.of([
-    "wallet", "btc", "bitcoin", "eth", "ether", "ethereum", "crypto", "usdt", "usdc", "tether", "address",
-    "addr", "send", "sent", "deposit", "withdraw", "withdrawal", "payout", "to", "from",
+    "belt", "ruf", "ruft", "anruf", "llame", "chiama", "richiama", "ligue-me", "msisdn", "hubungi", "telepon",
+    "zadzwoń", "zadzwon", "dzwonić", "dzwonic", "dzwoń", "dzwon", "arayın", "arayin", "numarası", "numarasi",
+    "позвони", "позвоните", "звоните", "звони", "номер", "liga", "chiamate",
 ])
 
 _SEP = r"[ .\-]"
+# A letter of a script written without spaces (kana, CJK ideographs): a number glued to it
+# ("電話番号は090-1234-5678です") starts and ends there all the same.
+_UNSPACED = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _PHONE = re.compile(
-    r"(?<![\w+@\\\-])(?:(?<!/)|(?=\+))(?<![\w.]\.(?=\d))"
+    rf"(?<![^\W{_UNSPACED}])(?<![+@\\\-])(?:(?<!/)|(?=\+))(?<![\w.]\.(?=\d))"
     r"(?P<body>(?:(?:\+|00)\d{1,3}[ .\-]?)?(?:\(\d{1,5}\)[ .\-]?)?"
     r"\d(?:\d|[ .\-](?=\d)|[ .\-]?\((?=\d)|\)[ .\-]?(?=\d)){5,22}\d)"
-    r"(?P<ext>\s*(?:x|ext\.?|extension|loc\.?|local|#|durchwahl|dw\.|poste|interno|int\.|anexo|ramal|toestel|"
-    r"tst\.|p\.|内線)[:.]?\s*\d{1,6})?"
-    r"(?![\w@]|[.\-/:]\d)",
+    r"(?P<ext>,?\s*(?:x|ext\.?|extension|loc\.?|local|#|durchwahl|dw\.|poste|interno|int\.|anexo|ramal|toestel|"
+    r"tst\.|p\.|wewn?\.|dahili|доб\.|内線|内线|分机|轉|转|ต่อ)[:.]?\s*\d{1,6})?"
+    rf"(?![^\W{_UNSPACED}]|@|[.\-/:]\d)",
     re.IGNORECASE,
 )
 _DATE = re.compile(r"\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-./]\d{1,2}[-./]\d{2,4}")
 
 
-# 1-800-FLOWERS: a toll-free number spelled in letters.
-_VANITY = re.compile(r"(?<![\w\-])1[-. ]?8(?:00|88|77|66|55|44|33)[-. ](?=[\w\-]*[a-z])(?=(?:[a-z0-9]-?){4})"
+# 1-800-FLOWERS: a toll-free number spelled in letters; "0800 OLD CARS", "1300 FLOWERS": the
+# British, Irish and Australian freephone prefixes before six or seven letters and digits.
+_VANITY = re.compile(r"(?<![\w\-])1[-. ]?8(?:00|88|77|66|55|44|33)[-. ](?=[\w\-]*[a-z])(?=(?:[a-z0-9]-?){6})"
                      r"[a-z0-9]+(?:-[a-z0-9]+){0,3}(?![\w\-])", re.IGNORECASE)
+_SPACED_VANITY = re.compile(r"(?<![\w\-])(?:0800|0808|1800|1300)[ \-](?=(?:[a-z0-9][ \-]?){6,7}(?![\w\-]))"
+                            r"(?=[a-z0-9 \-]*[a-z]{3})[a-z0-9]+(?:[ \-][a-z0-9]+){0,2}(?![\w\-])", re.IGNORECASE)
+
+
+def _vanity(text: str) -> list[Hit]:
+    """Numbers in letters: "1-800-FLOWERS" as written, "1800 bottles" or "0800 old cars" only
+    where a phone word announces them."""
+    return [Hit("PHONE_NUMBER", m.start(), m.end(), LIKELY) for pattern in (_VANITY, _SPACED_VANITY)
+            for m in pattern.finditer(text) if re.match(r"1[-. ]8", m.group(0))
+            or PHONE_CUES.found_in([word for word in words_before(text, m.start(), 6) if word not in _PLACE_WORDS])]
+
+
 # wa.me/447700900873: a WhatsApp click-to-chat link carries the number whole.
 _CHAT_LINK = re.compile(r"(?<=wa\.me/)\+?\d{7,15}(?!\d)", re.IGNORECASE)
 
@@ -109,7 +116,7 @@ def phones(text: str) -> list[Hit]:
     if read != text:
         hits += [hit for match in _PHONE.finditer(read) if "0" in match.group(0) and text[match.start():match.end()]
                  != match.group(0) and (hit := _phone(read, match)) is not None]
-    hits += [Hit("PHONE_NUMBER", m.start(), m.end(), LIKELY) for m in _VANITY.finditer(text)]
+    hits += _vanity(text)
     hits += [Hit("PHONE_NUMBER", m.start(), m.end(), LIKELY) for m in _CHAT_LINK.finditer(text)]
     hits += [Hit("PHONE_NUMBER", m.start(), m.end(), LIKELY if _phone_cue(text, m.start())
                  or _glued_cue(text, m.start()) else UNCERTAIN) for m in _AREA_SLASH.finditer(text)
@@ -147,16 +154,35 @@ def _phone_grouping(body: str) -> bool:
 
 # Cue words that count only right before the number ("reach me at", "m: ", "number 0917...").
 _WEAK_PHONE = frozenset({"on", "at", "m", "t", "p", "o", "w", "h", "ph", "number", "contact"})
+# Weak cues that place or time a number ("at 1800 hours", "on 0800 ...") rather than name a phone.
+_PLACE_WORDS = frozenset({"on", "at", "m", "t", "p", "o", "w", "h"})
 
 
 def phone_in_context(text: str, start: int, value: str) -> bool:
+    """Not a record's number (see ``_phone_alone``), nor the twin of one: a number no phone
+    word announces, written like a record's number elsewhere in the text and starting with the
+    same four digits ("Ticket 4471 2290 81 was merged into 4471 2290 12"), is that record's kind."""
+    if not _phone_alone(text, start, value):
+        return False
+    value = value.strip()
+    digits = re.sub(r"\D", "", value)
+    if _phone_cue(text, start) or len(digits) < 8:
+        return True
+    shape = re.sub(r"\d", r"\\d", re.escape(value))
+    return not any(m.start() != start and re.sub(r"\D", "", m.group(0))[:4] == digits[:4]
+                   and not _phone_alone(text, m.start(), m.group(0))
+                   for m in re.finditer(rf"(?<![\w\-]){shape}(?![\w\-])", text))
+
+
+def _phone_alone(text: str, start: int, value: str) -> bool:
     """Whatever found it, a "phone number" shaped like a date, a version, an ISBN or a
     year-numbered id, a bare run of digits no phone word announces, a number a business word
     names ("ticket 3318802", "order no. 4500182733"), or one a business word announces with
     no phone word near ("the order is 4500182733"), is not one."""
     value = value.strip()
-    if _CHAT_LINK.match(text, start):
-        return True  # "wa.me/4915205550144": a chat link holds a phone number, whatever its digits look like
+    if _CHAT_LINK.match(text, start) or any((hit.start, hit.end - hit.start) == (start, len(value))
+                                            for hit in _vanity(text)):
+        return True  # "wa.me/4915205550144", "1-888-PAY-BILL": a chat link or a number in letters is a phone
     if len(re.sub(r"[\W_]", "", value)) < 7 or _DATE.fullmatch(value) or _NOT_A_PHONE.fullmatch(value) \
             or _VERSION_PART.search(value) and not value.startswith("+") or _card_shaped(value):
         return False  # a short code or extension alone ("1647") reaches no one person; 1-800-FLOWERS does
@@ -164,16 +190,27 @@ def phone_in_context(text: str, start: int, value: str) -> bool:
         return False  # no country code starts with 0 ("+0000 2024" is a UTC offset); "19 / 2024-03-02" holds a date
     if _DECIMAL.search(value) and not _phone_cue(text, start):
         return False  # "41729.883", "load avg 1.42 0.98": numbers with a fraction, not a dialled number
+    if _UNIT_AFTER.match(text, start + len(value)):
+        return False  # "peak 2147483648 bytes", "2 870 000 tonnes": a quantity in its unit
     if text[start + len(value):start + len(value) + 1] == "=":
         return False  # "40001=1234 40002=5678": a value running into the next key
     if value.isdigit() and (len(value) <= 8 or text[start - 1:start] == "=") and not _phone_cue(text, start):
         return False  # "sysUpTime 48213377 ticks", "uptime=447182931", "ts": 1714650127: a counter or a clock
-    if _EPOCH.fullmatch(value) and not _phone_cue(text, start, strong_only=True):
+    if _EPOCH.fullmatch(re.sub(r"\s*\(\d*$", "", value)) and not _phone_cue(text, start, strong_only=True):
         return False  # "assigned ... at 1710146537": "at" names a time as often as a number to call
     if re.fullmatch(r"\d\.", text[max(0, start - 2):start]) and not _phone_cue(text, start):
         return False  # "23793.38128 60000": the rest of a longer number, cut at its decimal point
     if phone_vetoes.listed(text, start, value) and not _phone_cue(text, start):
         return False  # "rows 4418-18234", "6-4 3-6 7-6", "cartridge 9012-3317-50": a range, scores, a part's number
+    counted = _THOUSANDS.fullmatch(value) and len(re.sub(r"\D", "", value)) <= 10
+    if (counted or _CODE_BEFORE.search(text[max(0, start - 24):start])) and not _phone_cue(text, start):
+        return False  # "45 905 417 people", "3SABC 1234 5678 90": a count grouped by thousands, the rest of a code
+    if _CODE_TAIL.search(text[max(0, start - 12):start]) and not _glued_cue(text, start):
+        return False  # "STM-2024-05-4417", "HOP-7731-0093": the digits of a code the letters before begin
+    asked = _ASKED_RECORD.search(text[max(0, start - 120):start])
+    record = asked.group("record").lower() if asked else ""
+    if record and RECORDS.found_in([record]) and record not in PHONE_CUES.words:
+        return False  # "the order number? Customer: 4417 2291 08": the answer to a record's question
     if _URL_PATH.search(text[max(0, start - 120):start]):
         return False  # "dhl.de/t/4417829310": a path segment of a web address ("wa.me/..." is found on its own)
     before = words_before(text, start, 6)
@@ -185,10 +222,11 @@ def phone_in_context(text: str, start: int, value: str) -> bool:
     head = phone_vetoes.clause_head(text, start, _PHONE_HEADS)
     if head is not None:
         return head  # "Model number on the water heater is ...", "the contact number on the form is ..."
-    if not business:
-        return True
-    if near == 1 and not RECORDS.found_in([word for word in unlabelled if word not in _NUMBER_WORDS]):
-        return True  # "Alt. No.: +966 11 234 5678": a number word with no business word names no business number
+    if not business or _DIALLING_FORM.match(value):
+        return True  # "the last part: +1 (416) 555-0135": a country code and an area code in brackets are dialled
+    if not RECORDS.found_in([word for word in unlabelled if word not in _BARE_NUMBER_WORDS]) \
+            or near == 1 and not RECORDS.found_in([word for word in unlabelled if word not in _NUMBER_WORDS]):
+        return True  # "Montreal # 514 555-0174", "Alt. No.: +966 11 234 5678": no business word names a business number
     strong = PHONE_CUES.words - _WEAK_PHONE
     if all(word in _NUMBER_WORDS for word in before[business[-1] + 1:]):
         return False  # "calling about ticket 3318802": the business word names this number
@@ -198,6 +236,27 @@ def phone_in_context(text: str, start: int, value: str) -> bool:
 def named_by_record(text: str, start: int) -> bool:
     """The clause ``start`` completes names a record's number, not a phone's."""
     return phone_vetoes.clause_head(text, start, _PHONE_HEADS) is False
+
+
+# A unit of measure or a counted thing right after the number.
+_UNIT_AFTER = re.compile(r"\s?(?:bytes?|[kmgtp]i?b|ms|ns|µs|us|rows|records|requests|reqs|tokens|events|messages|items|"
+                         r"entries|ops|iops|packets|tonnes|tons|kg|km|people|users|visitors|views|votes|words|lines|"
+                         r"pages)\b", re.IGNORECASE)
+# A count grouped by thousands with a one- or two-digit lead ("5 330 000", "45 905 417"), ten
+# digits at most: no numbering plan groups a number so (a Spanish 912 345 678 leads with
+# three digits); eleven digits so grouped are a German tax id as often ("13 915 077 158").
+_THOUSANDS = re.compile(r"[1-9]\d?(?:[ \u00a0\u202f]\d{3}){2,}")
+# A code of letters and digits right before, with only a space between ("3SABC 1234 5678 90",
+# "MSKU 907032-3"): the number is its tail.
+_CODE_BEFORE = re.compile(r"(?<![\w\-])(?=[A-Za-z]*\d)(?=\d*[A-Za-z])[A-Za-z\d]{4,}\s$")
+
+
+# Letters or digits glued right before, or a code's hyphen: the number continues a code.
+_CODE_TAIL = re.compile(r"(?:[A-Za-z\d]-|[A-Za-z])$")
+# A turn that asks for a record's number ("the order number?", "enter your account number."),
+# then, after a speaker's label, at most a few words before the answer.
+_ASKED_RECORD = re.compile(r"\b(?P<record>[^\W\d_]+)\s+(?:number|no\.?|#|id)\s*[?.]\s*(?:[^\W\d_]+\s*:\s*)"
+                           r"(?:[^\W\d_’']+[’']?[^\W\d_]*[ ,]+){0,3}$", re.IGNORECASE)
 
 
 # Unix time in seconds or milliseconds (2001 to 2033): a bare run of ten digits starting with
@@ -246,6 +305,10 @@ _PHONE_HEADS = (_PHONE_KINDS - _WEAK_PHONE - {"numero", "número", "numéro", "n
 
 # Words between a business word and its number ("order no. 12", "ticket # 4", "case id: 7").
 _NUMBER_WORDS = phone_vetoes.NUMBER_WORDS | {"n"}
+# Words that say "number" and nothing of what is numbered: alone they announce a phone as well as a record.
+_BARE_NUMBER_WORDS = phone_vetoes.PHONE_NUMBER_WORDS | {"n", "nº", "№"}
+# "+1 (416) 555-0135": a country code, then an area code in brackets, the way a number is written to be dialled.
+_DIALLING_FORM = re.compile(r"(?:\+|00)\d{1,3}[ .\-]?\(\d{1,5}\)")
 _LABEL_NUMBER_WORDS = _NUMBER_WORDS | {"code"}
 # A one-digit part after a dot: "4.18.0-477.27.1" is a version ("1.800.555.0199" is not).
 _VERSION_PART = re.compile(r"\.\d(?:[.\-]|$)")
@@ -256,7 +319,7 @@ def _card_shaped(value: str) -> bool:
     starting like one, it is a card number (a valid one or a mistyped one)."""
     groups = tuple(len(g) for g in re.split(r"[ \-]", value))
     digits = re.sub(r"[ \-]", "", value)
-    return digits.isdigit() and 13 <= len(digits) <= 19 and (groups in _CARD_GROUPS or len(groups) == 1) \
+    return digits.isdigit() and 13 <= len(digits) <= 19 and (groups in CARD_GROUPS or len(groups) == 1) \
         and card_network(digits)
 
 
@@ -279,11 +342,9 @@ def _dotted_quad(body: str) -> bool:
     return len(parts) == 4 and all(p.isdigit() and len(p) <= 3 for p in parts)
 
 
-# ---------------------------------------------------------------- payment cards
-
-_CARD = re.compile(r"(?<![\w.\-/])\d(?:\d|[ \-](?=\d)){11,22}(?![\w]|[.\-/:]\d)")
-_CARD_GROUPS = {(4, 4, 4, 4), (4, 6, 5), (4, 6, 4), (4, 4, 4, 4, 3), (4, 4, 4, 2), (4, 4, 4, 3), (4, 4, 4, 1),
-                (4, 4, 4), (4, 4, 5), (4, 4, 4, 4, 2), (4, 4, 4, 4, 1), (6, 13), (4, 4, 4, 6), (4, 4, 4, 5)}
+# A payment card's grouping as printed and written.
+CARD_GROUPS = {(4, 4, 4, 4), (4, 6, 5), (4, 6, 4), (4, 4, 4, 4, 3), (4, 4, 4, 2), (4, 4, 4, 3), (4, 4, 4, 1),
+               (4, 4, 4), (4, 4, 5), (4, 4, 4, 4, 2), (4, 4, 4, 4, 1), (6, 13), (4, 4, 4, 6), (4, 4, 4, 5)}
 
 
 def card_network(digits: str) -> bool:
@@ -304,86 +365,3 @@ def card_network(digits: str) -> bool:
     if first4 == 9792:
         return n == 16  # Troy (Türkiye)
     return 56 <= first2 <= 58 and 12 <= n <= 19
-
-
-def cards(text: str) -> list[Hit]:
-    hits = []
-    for match in _CARD.finditer(text):
-        raw = match.group(0)
-        digits = re.sub(r"\D", "", raw)
-        if not 12 <= len(digits) <= 19 or len(set(re.findall(r"[ \-]", raw))) > 1:
-            continue
-        score = _card_score(text, match.start(), raw, digits)
-        if score:
-            hits.append(Hit("CREDIT_CARD", match.start(), match.end(), score))
-    return hits
-
-
-def _card_score(text: str, start: int, raw: str, digits: str) -> float:
-    before = words_before(text, start, 5)
-    cue = CARD_CUES.found_in(before)
-    network = card_network(digits)
-    groups = tuple(len(g) for g in re.split(r"[ \-]", raw))
-    card_shaped = network and (len(groups) == 1 or groups in _CARD_GROUPS)
-    if BUSINESS.found_in(before[-2:]) and not _card_named_after(before) and not (luhn_valid(digits) and cue):
-        return 0.0  # "order id 5623...", "exp ..., order id ...": the business word is the nearer
-    if not cue and len(digits) in (12, 13) and gtin_valid(digits) and not luhn_valid(digits):
-        return 0.0  # an EAN-13 or UPC-A barcode, its own check digit right and a card's wrong
-    if luhn_valid(digits) and card_shaped:
-        return CERTAIN
-    if cue and (network or luhn_valid(digits)):
-        return LIKELY if luhn_valid(digits) else UNCERTAIN
-    if card_shaped:
-        return UNCERTAIN  # a card's network and length, check digit wrong: a mistyped card is still a card
-    return 0.0
-
-
-def _card_named_after(before: list[str]) -> bool:
-    """A card word after the business word nearest the number ("order gift card")."""
-    business_at = next(i for i in range(max(0, len(before) - 2), len(before)) if BUSINESS.found_in(before[i:]))
-    return CARD_CUES.found_in(before[business_at:])
-
-
-# ---------------------------------------------------------------- cryptocurrency addresses
-
-_CRYPTO = re.compile(r"(?<![\w])(?:bc1[ac-hj-np-z02-9]{25,62}|[13][1-9a-z]{25,34}|0x[0-9a-f]{40})(?![\w])",
-                     re.IGNORECASE)
-
-
-# Shapes common enough among other ids that only a coin's word near them makes them wallets:
-# Litecoin and Dogecoin legacy (base58, 26-35 characters), Solana (base58, 32-44).
-_CUED_WALLET = re.compile(r"(?<![\w])(?:[lmdr][1-9a-z]{24,34}|[1-9a-z]{32,44})(?![\w])", re.IGNORECASE)
-# Litecoin bech32, Cardano, Bitcoin Cash (CashAddr) and Monero (95 characters from 4 or 8) are
-# distinctive by shape.
-_SHAPED_WALLET = re.compile(r"(?<![\w])(?:ltc1[ac-hj-np-z02-9]{25,62}|addr1[ac-hj-np-z02-9]{50,110}|"
-                            r"(?:bitcoincash:)?[qp][ac-hj-np-z02-9]{41}|[48][0-9a-z]{94})(?![\w])", re.IGNORECASE)
-COIN_CUES = Cues.of([
-    "wallet", "ltc", "litecoin", "doge", "dogecoin", "sol", "solana", "phantom", "xmr", "monero", "p2sh",
-    "p2pkh", "bech32", "payout", "deposit", "withdrawal", "crypto", "usdt", "usdc", "sol.transfer", "xrp",
-    "ripple", "cardano", "bch", "tron", "trx",
-])
-
-
-def wallets(text: str) -> list[Hit]:
-    """Bitcoin (legacy, P2SH, bech32), Ethereum, Litecoin bech32 and Monero addresses by shape;
-    Litecoin, Dogecoin and Solana addresses by shape and a coin's word among the eight before.
-    The view is case folded, so base58 check digits cannot be verified."""
-    hits = [Hit("CRYPTO", m.start(), m.end(), CERTAIN) for m in _SHAPED_WALLET.finditer(text)
-            if not m.group(0).isdigit()]
-    for match in _CUED_WALLET.finditer(text):
-        value = match.group(0).lower()
-        if "0" in value or value.isalpha() or value.isdigit() or re.fullmatch(r"[0-9a-f]+", value) \
-                or any(h.start <= match.start() < h.end for h in hits):
-            continue  # base58 has no 0; hex is a hash or a digest
-        if COIN_CUES.found_in(words_before(text, match.start(), 8)):
-            hits.append(Hit("CRYPTO", match.start(), match.end(), CERTAIN))
-    for match in _CRYPTO.finditer(text):
-        value = match.group(0).lower()
-        if value[0] in "13" and (value.isdigit() or value.isalpha() or "0" in value
-                                 or re.fullmatch(r"[0-9a-f]+", value)):
-            continue  # a base58 address of 26 or more characters is all hex once in 10^14
-        before = words_before(text, match.start(), 4)
-        if BUSINESS.found_in(before[-2:]) and not CRYPTO_CUES.found_in(before):
-            continue
-        hits.append(Hit("CRYPTO", match.start(), match.end(), CERTAIN if CRYPTO_CUES.found_in(before) else LIKELY))
-    return hits

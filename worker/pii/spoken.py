@@ -2,9 +2,10 @@
 "zéro six, dix-huit, quarante-deux", "null eins sieben eins, zweiundvierzig"): where such a
 reading is in a text, and the digits it stands for.
 
-Number words of English, French, Spanish, Italian, Portuguese, German and Dutch are known,
-with their compounds ("quatre-vingt-dix", "veintidós", "trentatré", "zweiundvierzig",
-"tweeënveertig") and "tens and unit" read as two words ("vingt et un", "treinta y dos").
+Number words of English, French, Spanish, Italian, Portuguese, German, Dutch and Polish are
+known, with their compounds ("quatre-vingt-dix", "veintidós", "trentatré", "zweiundvierzig",
+"tweeënveertig"), "tens and unit" read as two words ("vingt et un", "treinta y dos") and
+Polish hundreds said in one word ("pięćset dwanaście").
 """
 
 from __future__ import annotations
@@ -26,23 +27,31 @@ _UNITS = _counted(("zero one two three four five six seven eight nine",
                    "zero uno due tre quattro cinque sei sette otto nove",
                    "zero um dois tres quatro cinco seis sete oito nove",
                    "null eins zwei drei vier funf sechs sieben acht neun",
-                   "nul een twee drie vier vijf zes zeven acht negen"), range(10),
-                  oh=0, o=0, une=1, una=1, um=1, uma=1, duas=2, zwo=2, ein=1)
+                   "nul een twee drie vier vijf zes zeven acht negen",
+                   "zero jeden dwa trzy cztery piec szesc siedem osiem dziewiec"), range(10),
+                  oh=0, o=0, nought=0, naught=0, une=1, una=1, um=1, uma=1, duas=2, zwo=2, ein=1)
 _TEENS = _counted(("ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen",
                    "diez once doce trece catorce quince dieciseis diecisiete dieciocho diecinueve",
                    "dieci undici dodici tredici quattordici quindici sedici diciassette diciotto diciannove",
                    "dez onze doze treze catorze quinze dezesseis dezessete dezoito dezenove",
                    "zehn elf zwolf dreizehn vierzehn funfzehn sechzehn siebzehn achtzehn neunzehn",
-                   "tien elf twaalf dertien veertien vijftien zestien zeventien achttien negentien"), range(10, 20),
+                   "tien elf twaalf dertien veertien vijftien zestien zeventien achttien negentien",
+                   "dziesiec jedenascie dwanascie trzynascie czternascie pietnascie szesnascie siedemnascie "
+                   "osiemnascie dziewietnascie"), range(10, 20),
                   dix=10, douze=12, treize=13, quatorze=14, seize=16, dezasseis=16, dezassete=17, dezanove=19)
 _TENS = _counted(("twenty thirty forty fifty sixty seventy eighty ninety",
                   "veinte treinta cuarenta cincuenta sesenta setenta ochenta noventa",
                   "venti trenta quaranta cinquanta sessanta settanta ottanta novanta",
                   "vinte trinta quarenta cinquenta sessenta setenta oitenta noventa",
                   "zwanzig dreissig vierzig funfzig sechzig siebzig achtzig neunzig",
-                  "twintig dertig veertig vijftig zestig zeventig tachtig negentig"), range(20, 100, 10),
+                  "twintig dertig veertig vijftig zestig zeventig tachtig negentig",
+                  "dwadziescia trzydziesci czterdziesci piecdziesiat szescdziesiat siedemdziesiat osiemdziesiat "
+                  "dziewiecdziesiat"), range(20, 100, 10),
                  vingt=20, vingts=20, trente=30, quarante=40, cinquante=50, soixante=60)
 _HUNDRED = frozenset({"hundred", "cent", "cents", "cien", "ciento", "cento", "cem", "hundert", "honderd"})
+# Hundreds said in one word: Polish "sto" to "dziewięćset".
+_HUNDREDS = _counted(("sto dwiescie trzysta czterysta piecset szescset siedemset osiemset dziewiecset",),
+                     range(100, 1000, 100))
 _REPEAT = {"double": 2, "doble": 2, "doppel": 2, "triple": 3}
 _PLUS = frozenset({"plus", "mas"})
 _CONNECTORS = frozenset({"et", "y", "e"})  # "vingt et un", "treinta y dos", "vinte e dois"
@@ -129,7 +138,7 @@ def _tokens(text: str) -> list[tuple[int, int, str]]:
 
 def _part_of_reading(token: str, inside: bool) -> bool:
     word = _plain(token)
-    if token.isdigit() or number_value(token) is not None or word in _REPEAT:
+    if token.isdigit() or number_value(token) is not None or word in _REPEAT or word in _HUNDREDS:
         return True
     return inside and (word in _HUNDRED or word in _CONNECTORS) or not inside and word in _PLUS
 
@@ -150,7 +159,7 @@ def spoken_phone(value: str) -> bool:
 def spoken_digits(value: str) -> tuple[str, int]:
     """The digits a read-out number stands for, and how many of its parts were words."""
     parts: list[str] = []
-    said, repeat, tens_open = 0, 1, False
+    said, repeat, tens_open, hundreds_open = 0, 1, False, False
     for _, _, token in _tokens(value):
         word = _plain(token)
         if word in _REPEAT:
@@ -159,7 +168,13 @@ def spoken_digits(value: str) -> tuple[str, int]:
         if word in _CONNECTORS:
             continue  # "vingt et un": the tens stay open for the unit
         number = None if token.isdigit() else number_value(token)
-        if tens_open and number is not None and 0 < number < 10 and repeat == 1:
+        if word in _HUNDREDS:
+            parts.append(str(_HUNDREDS[word]))
+            said, hundreds_open, tens_open, repeat = said + 1, True, False, 1
+            continue
+        if hundreds_open and number is not None and 0 < number < 100 and repeat == 1:
+            parts[-1] = str(int(parts[-1]) + number)  # "pięćset dwanaście": 512
+        elif tens_open and number is not None and 0 < number < 10 and repeat == 1:
             parts[-1] = str(int(parts[-1]) + number)  # "ninety two", "vingt et un"
         elif token.isdigit():
             parts.append(token)
@@ -169,5 +184,6 @@ def spoken_digits(value: str) -> tuple[str, int]:
             parts[-1] += "00"
         said += number is not None
         tens_open = number is not None and number >= 20 and number % 10 == 0
+        hundreds_open = hundreds_open and tens_open and int(parts[-1]) % 10 == 0
         repeat = 1
     return "".join(parts), said

@@ -1,0 +1,107 @@
+"""Payment cards and cryptocurrency wallet addresses, found by shape and decided by checksum,
+network and context (see ``numbers`` for the score scale)."""
+
+from __future__ import annotations
+
+import re
+
+from ibex_worker.pii.business import BUSINESS
+from ibex_worker.pii.checksums import gtin_valid, luhn_valid
+from ibex_worker.pii.context import Cues, words_before
+from ibex_worker.pii.numbers import CARD_GROUPS, CERTAIN, LIKELY, UNCERTAIN, Hit, card_network
+
+CARD_CUES = Cues.of([
+    "card", "cards", "credit", "debit", "visa", "mastercard", "mc", "amex", "american express", "discover",
+    "jcb", "diners", "maestro", "unionpay", "rupay", "mir", "cc", "ccn", "pan", "payment", "paid", "pay",
+    "charged", "charge", "refund", "billing", "cardholder", "expiry", "exp", "cvv", "cvc",
+])
+
+CRYPTO_CUES = Cues.of([
+    "wallet", "btc", "bitcoin", "eth", "ether", "ethereum", "crypto", "usdt", "usdc", "tether", "address",
+    "addr", "send", "sent", "deposit", "withdraw", "withdrawal", "payout", "to", "from",
+])
+
+# ---------------------------------------------------------------- payment cards
+
+_CARD = re.compile(r"(?<![\w.\-/])\d(?:\d|[ \-](?=\d)){11,22}(?![\w]|[.\-/:]\d)")
+def cards(text: str) -> list[Hit]:
+    hits = []
+    for match in _CARD.finditer(text):
+        raw = match.group(0)
+        digits = re.sub(r"\D", "", raw)
+        if not 12 <= len(digits) <= 19 or len(set(re.findall(r"[ \-]", raw))) > 1:
+            continue
+        score = _card_score(text, match.start(), raw, digits)
+        if score:
+            hits.append(Hit("CREDIT_CARD", match.start(), match.end(), score))
+    return hits
+
+
+def _card_score(text: str, start: int, raw: str, digits: str) -> float:
+    before = words_before(text, start, 5)
+    cue = CARD_CUES.found_in(before)
+    network = card_network(digits)
+    groups = tuple(len(g) for g in re.split(r"[ \-]", raw))
+    card_shaped = network and (len(groups) == 1 or groups in CARD_GROUPS)
+    if BUSINESS.found_in(before[-2:]) and not _card_named_after(before) and not (luhn_valid(digits) and cue):
+        return 0.0  # "order id 5623...", "exp ..., order id ...": the business word is the nearer
+    if not cue and len(digits) in (12, 13) and gtin_valid(digits) and not luhn_valid(digits):
+        return 0.0  # an EAN-13 or UPC-A barcode, its own check digit right and a card's wrong
+    if luhn_valid(digits) and card_shaped:
+        return CERTAIN
+    if cue and (network or luhn_valid(digits)):
+        return LIKELY if luhn_valid(digits) else UNCERTAIN
+    if card_shaped:
+        return UNCERTAIN  # a card's network and length, check digit wrong: a mistyped card is still a card
+    return 0.0
+
+
+def _card_named_after(before: list[str]) -> bool:
+    """A card word after the business word nearest the number ("order gift card")."""
+    business_at = next(i for i in range(max(0, len(before) - 2), len(before)) if BUSINESS.found_in(before[i:]))
+    return CARD_CUES.found_in(before[business_at:])
+
+
+# ---------------------------------------------------------------- cryptocurrency addresses
+
+_CRYPTO = re.compile(r"(?<![\w])(?:bc1[ac-hj-np-z02-9]{25,62}|[13][1-9a-z]{25,34}|0x[0-9a-f]{40})(?![\w])",
+                     re.IGNORECASE)
+
+
+# Shapes common enough among other ids that only a coin's word near them makes them wallets:
+# Litecoin and Dogecoin legacy (base58, 26-35 characters), Solana (base58, 32-44).
+_CUED_WALLET = re.compile(r"(?<![\w])(?:[lmdr][1-9a-z]{24,34}|[1-9a-z]{32,44})(?![\w])", re.IGNORECASE)
+# Litecoin bech32, Cardano, Bitcoin Cash (CashAddr) and Monero (95 characters from 4 or 8) are
+# distinctive by shape.
+_SHAPED_WALLET = re.compile(r"(?<![\w])(?:ltc1[ac-hj-np-z02-9]{25,62}|addr1[ac-hj-np-z02-9]{50,110}|"
+                            r"(?:bitcoincash:)?[qp][ac-hj-np-z02-9]{41}|[48][0-9a-z]{94})(?![\w])", re.IGNORECASE)
+COIN_CUES = Cues.of([
+    "wallet", "ltc", "litecoin", "doge", "dogecoin", "sol", "solana", "phantom", "xmr", "monero", "p2sh",
+    "p2pkh", "bech32", "payout", "deposit", "withdrawal", "crypto", "usdt", "usdc", "sol.transfer", "xrp",
+    "ripple", "cardano", "bch", "tron", "trx",
+])
+
+
+def wallets(text: str) -> list[Hit]:
+    """Bitcoin (legacy, P2SH, bech32), Ethereum, Litecoin bech32 and Monero addresses by shape;
+    Litecoin, Dogecoin and Solana addresses by shape and a coin's word among the eight before.
+    The view is case folded, so base58 check digits cannot be verified."""
+    hits = [Hit("CRYPTO", m.start(), m.end(), CERTAIN) for m in _SHAPED_WALLET.finditer(text)
+            if not m.group(0).isdigit()]
+    for match in _CUED_WALLET.finditer(text):
+        value = match.group(0).lower()
+        if "0" in value or value.isalpha() or value.isdigit() or re.fullmatch(r"[0-9a-f]+", value) \
+                or any(h.start <= match.start() < h.end for h in hits):
+            continue  # base58 has no 0; hex is a hash or a digest
+        if COIN_CUES.found_in(words_before(text, match.start(), 8)):
+            hits.append(Hit("CRYPTO", match.start(), match.end(), CERTAIN))
+    for match in _CRYPTO.finditer(text):
+        value = match.group(0).lower()
+        if value[0] in "13" and (value.isdigit() or value.isalpha() or "0" in value
+                                 or re.fullmatch(r"[0-9a-f]+", value)):
+            continue  # a base58 address of 26 or more characters is all hex once in 10^14
+        before = words_before(text, match.start(), 4)
+        if BUSINESS.found_in(before[-2:]) and not CRYPTO_CUES.found_in(before):
+            continue
+        hits.append(Hit("CRYPTO", match.start(), match.end(), CERTAIN if CRYPTO_CUES.found_in(before) else LIKELY))
+    return hits

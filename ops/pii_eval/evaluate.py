@@ -255,8 +255,11 @@ e-mail rules drawn from `dev`'s misses and from the three new files (each scored
 glued to CJK text, Polish read-outs, freephone numbers in letters; counts grouped by
 thousands, a code's tail, the answer to a record's question, the twin of a record's number and
 a quantity in its unit are not phone numbers; an IPv4 /24 network and a MAC are not IP
-addresses; a package's version and a Kerberos principal are not e-mail addresses. Nothing was
-changed after the thirty-first look.
+addresses; a package's version and a Kerberos principal are not e-mail addresses. After the
+thirty-first look a self-review narrowed two of these rules (an answer to a record's question
+that names a phone stays a phone number; "lines" and "messages" after a number are no unit:
+"0800 123 4567 lines open 8am to 8pm"); `dev` scored the same, and the regression test over this
+page passed on all splits (its pass, not their figures, was seen).
 
 The first score of a new `dev` file is the honest figure for text like it: the rules alone
 leaked 15.8 % of the names of `h_people_varied` and `i_agent_notes_mixed` and 13.9 % of those

@@ -112,6 +112,8 @@ def test_counts_code_tails_answers_to_record_questions_and_record_twins_are_not_
     ("Reception # 312 555 0178 after six", "312 555 0178"),                       # "#" alone says "number"
     ("best is the last part: +1 (312) 555-0178 x31", "+1 (312) 555-0178 x31"),   # written to be dialled
     ("Agent: your mobile number? Caller: sure, it's 07700 900416.", "07700 900416"),  # a phone's question
+    ("Agent: the account number? Caller: my phone is 07700 900416", "07700 900416"),  # the answer names a phone
+    ("Freephone 0800 123 4567 lines open 8am to 8pm", "0800 123 4567"),             # not a unit
     ("Llámame al 912 345 678 esta tarde", "912 345 678"),                          # three-digit lead: a Spanish number
     ("Ticket 5503 1182 07 — ring me on 5503 1182 44", "5503 1182 44"),             # a twin a phone word announces
     ("flyer says phone 0800 FIX ROOF for quotes", "0800 FIX ROOF"),               # a freephone number in letters

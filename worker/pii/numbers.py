@@ -209,7 +209,8 @@ def _phone_alone(text: str, start: int, value: str) -> bool:
         return False  # "STM-2024-05-4417", "HOP-7731-0093": the digits of a code the letters before begin
     asked = _ASKED_RECORD.search(text[max(0, start - 120):start])
     record = asked.group("record").lower() if asked else ""
-    if record and RECORDS.found_in([record]) and record not in PHONE_CUES.words:
+    if record and RECORDS.found_in([record]) and record not in PHONE_CUES.words \
+            and not PHONE_CUES.found_in(words_before(asked.group("answer"), len(asked.group("answer")), 3)):
         return False  # "the order number? Customer: 4417 2291 08": the answer to a record's question
     if _URL_PATH.search(text[max(0, start - 120):start]):
         return False  # "dhl.de/t/4417829310": a path segment of a web address ("wa.me/..." is found on its own)
@@ -239,9 +240,9 @@ def named_by_record(text: str, start: int) -> bool:
 
 
 # A unit of measure or a counted thing right after the number.
-_UNIT_AFTER = re.compile(r"\s?(?:bytes?|[kmgtp]i?b|ms|ns|µs|us|rows|records|requests|reqs|tokens|events|messages|items|"
-                         r"entries|ops|iops|packets|tonnes|tons|kg|km|people|users|visitors|views|votes|words|lines|"
-                         r"pages)\b", re.IGNORECASE)
+# Not "lines" or "messages": "0800 123 4567 lines open 9-5", "07700 900123 messages only".
+_UNIT_AFTER = re.compile(r"\s?(?:bytes?|[kmgtp]i?b|ms|ns|µs|rows|records|requests|reqs|tokens|events|entries|ops|iops|"
+                         r"packets|tonnes|tons|kg|km|people|users|visitors|votes)\b", re.IGNORECASE)
 # A count grouped by thousands with a one- or two-digit lead ("5 330 000", "45 905 417"), ten
 # digits at most: no numbering plan groups a number so (a Spanish 912 345 678 leads with
 # three digits); eleven digits so grouped are a German tax id as often ("13 915 077 158").
@@ -256,7 +257,7 @@ _CODE_TAIL = re.compile(r"(?:[A-Za-z\d]-|[A-Za-z])$")
 # A turn that asks for a record's number ("the order number?", "enter your account number."),
 # then, after a speaker's label, at most a few words before the answer.
 _ASKED_RECORD = re.compile(r"\b(?P<record>[^\W\d_]+)\s+(?:number|no\.?|#|id)\s*[?.]\s*(?:[^\W\d_]+\s*:\s*)"
-                           r"(?:[^\W\d_’']+[’']?[^\W\d_]*[ ,]+){0,3}$", re.IGNORECASE)
+                           r"(?P<answer>(?:[^\W\d_’']+[’']?[^\W\d_]*[ ,]+){0,3})$", re.IGNORECASE)
 
 
 # Unix time in seconds or milliseconds (2001 to 2033): a bare run of ten digits starting with

@@ -180,8 +180,9 @@ def _phone_alone(text: str, start: int, value: str) -> bool:
     names ("ticket 3318802", "order no. 4500182733"), or one a business word announces with
     no phone word near ("the order is 4500182733"), is not one."""
     value = value.strip()
-    if _CHAT_LINK.match(text, start) or any((hit.start, hit.end - hit.start) == (start, len(value))
-                                            for hit in _vanity(text)):
+    spelled = re.search(r"[^\W\d_]", value) is not None  # only a number in letters can be a vanity number
+    if _CHAT_LINK.match(text, start) or spelled and any((hit.start, hit.end - hit.start) == (start, len(value))
+                                                        for hit in _vanity(text)):
         return True  # "wa.me/4915205550144", "1-888-PAY-BILL": a chat link or a number in letters is a phone
     if len(re.sub(r"[\W_]", "", value)) < 7 or _DATE.fullmatch(value) or _NOT_A_PHONE.fullmatch(value) \
             or _VERSION_PART.search(value) and not value.startswith("+") or _card_shaped(value):

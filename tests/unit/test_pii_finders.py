@@ -319,6 +319,16 @@ def test_postal_addresses_from_the_street_line_to_the_postcode(text, value):
     "Filiale Lindenmarkt 2291 · Kasse 3 · Bon 1187", "Vitals: HR 92, RR 18, BP 128/84, SpO2 96%.",
     "Expect delays on Route 9, M25 and A14 tonight.", "Target GJ 1214 (Ophiuchus): RA 17h 15m, Dec +04° 57′.",
     "Laser at 1310 nm, 25 Gbit/s per lane.", "CAS numbers: acetone 67-64-1, toluene 108-88-3.",
+    "the wheels for cp39 and cp310 built fine",
+    "$40 per walk, leash on the hook", "meet outside gate 7 at noon", "Companies House no. 11829304 filed",
+    "WMS: pick list pl-0412-7731 released, 12 lines, zone C, wave 3",      # a street's type glued to a code
+    "Uw afspraak is op 12-03-2025 om 9:10, loket 4.",                      # a date, not a block address
+    "Kenmerk 2025/HT/2291, beschikking van 12-10-2025, bedrag 90 euro",
+    "Betreft: aanvraag zorgtoeslag, dossiernummer 552-0917.",              # a record's compound before a number
+    "#51873 Lastschrift aktiviert, erste Abbuchung morgen",                # a record's number after "#"
+    "Anmeldung 2026 im Sekretariat, Raum 0.14, 8–12 Uhr",                  # German streets are named first
+    "Bescheid für 2024 über Grundsteuer und Abwasser, Steuernummer 12/345/67890",  # a year before a function word
+    "disk 500g, inodes 3,221,904 / 32,768,000, iops p99 1840",             # an Eircode's own part has a letter
 ])
 def test_prose_with_numbers_is_not_an_address(text):
     assert _found(addresses.addresses, text) == []
@@ -432,3 +442,18 @@ def test_known_names_of_many_cultures_but_not_places_or_common_words_after_an_ar
 def test_decimals_utc_offsets_dates_and_log_fields_are_not_phone_numbers_and_dotted_numbers_still_are(text, value, phone):
     view = canonical_view(text).text
     assert numbers.phone_in_context(view, view.lower().index(value.lower()), value) is phone
+
+
+def test_hundreds_said_in_one_word_in_italian_spanish_and_portuguese():
+    for text, digits in (("al trecentoquaranta, uno due uno, otto otto quattro sette", "3401218847"),
+                         ("seiscientos doce, trescientos cuarenta y cinco, sesenta y siete", "61234567"),
+                         ("quinhentos e doze, trezentos e quarenta, vinte e dois", "51234022"),
+                         ("novecento, dodici, trentatre", "9001233")):
+        assert spoken.spoken_digits(text)[0] == digits
+
+
+def test_a_business_word_before_the_end_of_a_question_does_not_name_the_card_after_it():
+    text = "can you add it to the club account? 4539 1488 0343 6467 exp 11/28"
+    found = [(kind, value) for kind, value, _ in _found(payments.cards, text)]
+    assert found == [("CREDIT_CARD", "4539 1488 0343 6467")]
+    assert _found(payments.cards, "club account 4539 1488 0343 6467") == []

@@ -29,6 +29,8 @@ from ibex_worker.pii import networks
     ("Nadia 23.94.12.7 logged in", "23.94.12.7", True),                             # a part above 30: a host
     ("server Orion 21.4.7.9 is down", "21.4.7.9", True),                            # an address word before it
     ("the Fritzbox 192.168.178.1 page", "192.168.178.1", True),
+    ("resolver 8.8.4.4 answered slowly", "8.8.4.4", True),                        # a resolver is a host
+    ("nameserver 4.2.2.2", "4.2.2.2", True),
 ])
 def test_versions_sections_and_masks_are_not_addresses_and_hosts_are(text, value, address):
     start = text.index(value)
@@ -46,6 +48,7 @@ def test_a_message_or_calendar_id_is_not_an_email_address():
     assert not recognizer.validate_result("vite@5.4.11")                          # a package pinned to a version
     assert not recognizer.validate_result("billing@2025.11.30")
     assert not recognizer.validate_result("HTTP/web-07.lan.example@LAN.EXAMPLE")   # a service's principal
+    assert recognizer.validate_result("federated-user/support/r.okafor@example.net")  # a path ending in a mailbox
     assert recognizer.validate_result("k.nowak@example.pl")
     assert recognizer.validate_result("ops@10.0.0.7.nip.io")
 

@@ -128,3 +128,40 @@ def test_numbers_glued_to_unspaced_scripts_keep_their_extensions_and_vanity_numb
     for text in ("The warehouse shipped 1800 bottles", "the 1300 people came to 0800 block"):
         view = canonical_view(text).text
         assert [view[h.start:h.end] for h in numbers.phones(view) if re.search("[a-z]", view[h.start:h.end])] == []
+
+
+@pytest.mark.parametrize("text, value", [
+    ("the flat went for 2 450 000 and the one next door is listed at 2 390 000", "2 390 000"),  # "at" places a price
+    ("Customer number 00718244 is on the old tariff.", "00718244"),            # a record phrase holding "number"
+    ("Till number 7 301 448 takes M-Pesa for the canteen.", "7 301 448"),      # a shop's till
+    ("gas meter 0714 2290, read on Friday", "0714 2290"),                     # a meter's number
+    ("the field overflowed at -2 147 483 648 again", "147 483 648"),          # the rest of a count with its lead
+    ("listener range 8300-8400/udp stays closed", "8300-8400"),               # ports, not a phone
+    ("nota fiscal nº 000.771.204 emitida hoje", "000.771.204"),               # no country code is 0
+    ("Auftrag 2024/044718823 wurde storniert", "044718823"),                  # the tail of a slashed id
+    ("Fehlerbericht 2025-02-0713 ist offen", "2025-02-0713"),                 # numbered by year and month
+    ("Datadog monitor 220417731 is flapping", "220417731"),
+    ("[10:02:11] Agent: and the claim number? [10:02:14] Caller: yes, it's 4-4-1-0-2-2-9-7.", "4-4-1-0-2-2-9-7"),
+])
+def test_prices_record_phrases_lead_cut_counts_ports_and_year_numbered_ids_are_not_phone_numbers(text, value):
+    assert _phone(text, value) is False
+
+
+@pytest.mark.parametrize("text, value", [
+    ("Customer number: call me on 0412 345 678 instead", "0412 345 678"),     # a phone word after the label
+    ("hívj a 06 20 555 0147-es számon", "06 20 555 0147"),                    # a Hungarian suffix after the number
+])
+def test_a_phone_word_after_a_record_label_and_a_suffix_after_the_number_keep_a_phone_number(text, value):
+    assert _phone(text, value) is True
+
+
+def test_an_extension_in_brackets_or_after_dw_and_a_local_555_number_are_phone_numbers():
+    found = {}
+    for text in ("physio at the clinic, 01632 960 218 (ext 31).", "erreichbar unter +43 1 4000 12 DW 5521.",
+                 "the vet is 555.0173 local", "replacement part 555-0173-C ships Monday"):
+        view = canonical_view(text).text
+        found[text] = [view[h.start:h.end].lower() for h in numbers.phones(view)]
+    assert found["physio at the clinic, 01632 960 218 (ext 31)."] == ["01632 960 218 (ext 31)"]
+    assert found["erreichbar unter +43 1 4000 12 DW 5521."] == ["+43 1 4000 12 dw 5521"]
+    assert found["the vet is 555.0173 local"] == ["555.0173"]
+    assert found["replacement part 555-0173-C ships Monday"] == []

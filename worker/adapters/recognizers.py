@@ -123,13 +123,21 @@ class AnyDomainEmailRecognizer(EmailRecognizer):
     ``.internal``, ``.corp``): that leaks real internal addresses. The pattern alone is
     strict enough to act on. A message or calendar id (``20240311T084217Z-41729@host``, a
     date and time before the "@"), a package pinned to a version (``react@19.0.0-rc.1``: no
-    domain ends in digits) and a service's Kerberos principal (``host/ldap-02@CORP``) are
-    nobody's mailbox."""
+    domain ends in digits) and a service's Kerberos principal (``host/ldap-02.corp@CORP.IO``)
+    are nobody's mailbox."""
 
     def validate_result(self, pattern_text: str) -> bool:
         local, _, domain = pattern_text.rpartition("@")
-        return _STAMPED_ID.match(pattern_text) is None and "/" not in local \
+        return _STAMPED_ID.match(pattern_text) is None and not _SERVICE_PRINCIPAL.match(local) \
             and re.search(r"[^\W\d_]", domain.rsplit(".", 1)[-1]) is not None
+
+
+# The service part of a Kerberos principal (``host/``, ``HTTP/``); any other path before an
+# address ("assumed-role/ops-admin/n.haddad@...") still ends in somebody's mailbox.
+_SERVICE_PRINCIPAL = re.compile(r"(?:host|http|https|ldap|nfs|cifs|krbtgt|postgres|imap|smtp|pop|ftp|dns|sip|xmpp|"
+                                r"kafka|zookeeper|hdfs|yarn|hive|hbase|mongodb|mysql|oracle|mssqlsvc|kadmin|"
+                                r"afs|ipp|vnc|rpc|nn|dn|rm|nm|jhs|spark|livy|impala|solr|oozie|hue)/",
+                                re.IGNORECASE)
 
 
 _STAMPED_ID = re.compile(r"(?:19|20)\d{6}t?\d{4,6}z?[-._@]", re.IGNORECASE)

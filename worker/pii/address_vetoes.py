@@ -7,8 +7,9 @@ import re
 
 from ibex_worker.pii.address_words import (ADDRESS_PARTICLES, AMBIGUOUS_PREFIXES, ENGLISH_JOINERS, FUNCTION_WORDS,
                                            NOT_PROSE, QUANTITIES, US_STATES)
-from ibex_worker.pii.business import BUSINESS, RECORDS
+from ibex_worker.pii.business import BUSINESS, RECORDS, record_compound
 from ibex_worker.pii.context import words_before
+from ibex_worker.pii.languages import function_words
 from ibex_worker.pii.lexicon import capitalised_share, is_common, places
 from ibex_worker.pii.vocab import DEMONYMS, NOT_A_PERSON
 
@@ -34,12 +35,19 @@ def quantity(anchor: str) -> bool:
     return len(words) > 1 and words[1] in QUANTITIES
 
 
+# German prefixes: their streets are named before the number ("Im Tal 5", "Zum Markt 3").
+NAME_FIRST_PREFIXES = frozenset({"am", "im", "an der", "in der", "auf der", "zum", "zur"})
+
+
 def street_name(prefix: str, name: str) -> bool:
     """The words between a prefix and the number name a street: no digits in them ("via eth1
-    lease 86400"); after a prefix that is an everyday word too, a name that is not plain
-    English ("am 18", "via the portal 3" are not streets; "Via Roma 12", "Am Markt 5" are)."""
+    lease 86400"), no sentence's end ("via de website. Afspraaknummer 448") and no record's
+    name; after a prefix that is an everyday word too, a name that is not plain English ("am
+    18", "via the portal 3" are not streets; "Via Roma 12", "Am Markt 5" are)."""
     words = name.split()
     if any(ch.isdigit() for w in words for ch in w):
+        return False
+    if any(len(w) > 5 and w.endswith(".") for w in words) or any(record_compound(w.lower()) for w in words):
         return False
     if prefix.lower() not in AMBIGUOUS_PREFIXES:
         return True
@@ -63,6 +71,9 @@ def may_be_place(match: re.Match[str]) -> bool:
         return False  # "2018 Mexican model", "9090 Prometheus, 3000 Grafana": a people's name, a product
     if "code" in match.groupdict() and len(match.group("code")) == 3:
         return False
+    if "code" in match.groupdict() and re.fullmatch(r"(?:19|20)\d\d", match.group("code")) \
+            and place in function_words():
+        return False  # "für 2023 über ...": a year before another language's word ("2000 Antwerpen" is a place)
     return share is not None and share >= 0.5 or not is_common(place) and word[0].isupper()
 
 

@@ -52,6 +52,7 @@ BOXES = ("p.o. box", "p. o. box", "po box", "p.o.box", "pobox", "post office box
          "boîte postale", "private bag", "pmb", "p.m.b.", "gpo box", "locked bag", "postboks", "postbox", "cp",
          "c.p.", "casilla", "casilla de correo", "casella postale", "skrytka pocztowa", "pf", "p.b.", "p.o.b.",
          "postnet suite")
+BOX_ABBREVIATIONS = frozenset({"bp", "cp", "pf", "pmb"})
 UNITS = ("flat", "apt", "apt.", "apartment", "unit", "suite", "ste", "ste.", "room", "rm", "office", "house",
          "house no", "house no.", "h.no.", "bldg", "building", "floor", "fl", "level", "lvl", "blk", "block",
          "plot", "lot", "no.", "no", "door", "door no", "bât.", "bat.", "bâtiment", "escalier", "esc.", "piso",
@@ -89,7 +90,7 @@ ADDRESS_PARTICLES = frozenset(
 # Two letters after four digits that are a word or a unit, not the letters of a Dutch postcode.
 NOT_POSTCODE_LETTERS = frozenset(
     "de da di du do el la le en et il em um im am an as at by in is it of on or to up we he me my no so us "
-    "iu mg ml kg km cm mm ms kb mb gb tb hz db ft lb oz pc".split())
+    "iu mg ml kg km cm mm ms kb mb gb tb hz db ft lb oz pc kl tl po".split())
 # Words that name the number after them: no place, no state code, whatever their case.
 NUMBER_NAMES = frozenset({"id", "pin", "passcode", "password", "otp", "code", "ext", "extension", "meeting",
                            "order", "invoice", "ticket", "ref", "account", "acct", "customer", "booking", "case",

@@ -15,9 +15,10 @@ from __future__ import annotations
 import re
 
 from ibex_worker.pii import address_vetoes as vetoes
-from ibex_worker.pii.address_words import (BOXES, BUILDINGS, ENGLISH_JOINERS, FOREIGN_PREFIXES, FUNCTION_WORDS,
-                                           NOT_POSTCODE_LETTERS, NOT_PROSE, NUMBER_NAMES, REGION_WORDS, STREET_PREFIXES,
-                                           STREET_SUFFIXES, STREET_TYPES, UNITS, US_STATES)
+from ibex_worker.pii.address_words import (BOX_ABBREVIATIONS, BOXES, BUILDINGS, ENGLISH_JOINERS, FOREIGN_PREFIXES,
+                                           FUNCTION_WORDS, NOT_POSTCODE_LETTERS, NOT_PROSE, NUMBER_NAMES, REGION_WORDS,
+                                           STREET_PREFIXES, STREET_SUFFIXES, STREET_TYPES, UNITS, US_STATES)
+from ibex_worker.pii.business import record_compound
 from ibex_worker.pii.lexicon import capitalised_share, is_common, places
 from ibex_worker.pii.numbers import LIKELY, Hit
 
@@ -29,14 +30,20 @@ _SHORT_WORDS = "(?:of|in|to|at|on|is|it|by|or|an|as|be|do|go|he|me|my|no|so|up|u
 _STREET_TYPE_RE = "|".join(sorted((re.escape(t) for t in STREET_TYPES), key=len, reverse=True))
 _PREFIX_RE = "|".join(sorted((re.escape(t) for t in STREET_PREFIXES), key=len, reverse=True))
 _SUFFIX_RE = "|".join(sorted((re.escape(t) for t in STREET_SUFFIXES), key=len, reverse=True))
-_BOX_RE = "|".join(sorted((re.escape(t) for t in BOXES), key=len, reverse=True))
+_BOX_RE = "|".join(sorted((re.escape(t) for t in BOXES if t not in BOX_ABBREVIATIONS), key=len, reverse=True))
+# "BP 44", "CP 1520": a box abbreviation is followed by a space or a point ("cp310" is a build tag).
+_BOX_ABBREVIATION_RE = "|".join(sorted((re.escape(t) for t in BOX_ABBREVIATIONS), key=len, reverse=True))
 _FOREIGN_PREFIX_RE = "|".join(sorted((re.escape(t) for t in FOREIGN_PREFIXES), key=len, reverse=True))
 _DIRECTION = r"(?:\s+(?:n|s|e|w|ne|nw|se|sw|north|south|east|west|o|nord|sud|ouest)(?![\w])\.?)?"
 
+# A number with a hyphenated group of five digits or more ("131-482117-24") numbers a record, not a door.
+_NOT_A_DOOR = r"(?!\d+[/\-]\d{5,})"
+# "14-01-2025" is a date, not a block address ("3-12-8 Jingumae").
+_NOT_A_DATE = r"(?!\d{1,2}-\d{1,2}-(?:19|20)\d\d(?!\d))"
 _STREET_NAME = rf"(?:(?:{_W}|\d+(?:st|nd|rd|th))\s+){{1,4}}"
 # 12 rue des Martyrs / 27 allée des Tilleuls ("via" is English too: only before a name)
 _NUMBER_FIRST = re.compile(
-    rf"(?<![\w\-/:])(?!\d{{4}}-\d\d-\d\d){_NUM}(?:\s+(?:bis|ter|quater))?,?\s+(?P<prefix>{_PREFIX_RE})\s+"
+    rf"(?<![\w\-/:])(?!\d{{4}}-\d\d-\d\d){_NOT_A_DOOR}{_NUM}(?:\s+(?:bis|ter|quater))?,?\s+(?P<prefix>{_PREFIX_RE})\s+"
     rf"(?P<name>(?:{_W}\s+){{0,3}}{_W})", re.IGNORECASE)
 # Calle de Alcalá 214 / ul. Piotrkowska 120 / Jl. Kemang Raya No. 8
 _PREFIX_FIRST = re.compile(
@@ -45,9 +52,9 @@ _PREFIX_FIRST = re.compile(
 # Anchors that are addresses by themselves: a street line with its number, a box.
 _STRONG = [
     # 221b Baker Street / 3150 N Lake Shore Dr / 2118 W 4th Ave / 1205 - 88 Harbour St
-    re.compile(rf"(?<![\w\-/])(?<!\d[.,])(?!(?:19|20)\d\d-(?:0[1-9]|1[0-2])(?!\d))(?:(?:no\.?|nº|n°|#)\s*)?{_NUM}"
-               rf"(?:\s*-\s*\d+)?,?\s+{_STREET_NAME}"
-               rf"(?:{_STREET_TYPE_RE})(?![\w]){_DIRECTION}",
+    re.compile(rf"(?<![\w\-/])(?<!\d[.,])(?!(?:19|20)\d\d-(?:0[1-9]|1[0-2])(?!\d)){_NOT_A_DOOR}"
+               rf"(?:(?:no\.?|nº|n°|#)\s*)?{_NUM}(?:\s*-\s*\d+)?,?\s+{_STREET_NAME}"
+               rf"(?:{_STREET_TYPE_RE})(?![\w]|-\d){_DIRECTION}",
                re.IGNORECASE),
     _NUMBER_FIRST,
     _PREFIX_FIRST,
@@ -64,11 +71,12 @@ _STRONG = [
     _SPACED_SUFFIX_STREET := re.compile(rf"(?<![\w]){_W}\s+(?:{_SUFFIX_RE})\s+(?:no[.:]?\s*)?{_NUM}(?![\w])",
                                         re.IGNORECASE),
     # PO Box 4412 / Postfach 210 / Caixa Postal 1520 / BP 44 / Private Bag X9
-    re.compile(rf"(?<![\w])(?:{_BOX_RE})\s*[a-z]?\d+[a-z]?(?:-\d+)?(?![\w]|[/.,]\d)", re.IGNORECASE),
+    re.compile(rf"(?<![\w])(?:(?:{_BOX_RE})\s*[a-z]?|(?:{_BOX_ABBREVIATION_RE})[\s.:]\s*)\d+[a-z]?(?:-\d+)?"
+               r"(?![\w]|[/.,]\d)", re.IGNORECASE),
     # 3-12-8 Jingumae (Japanese chome-ban-go)
-    re.compile(rf"(?<![\w\-])\d{{1,2}}-\d{{1,3}}-\d{{1,4}}\s+{_W}", re.IGNORECASE),
+    re.compile(rf"(?<![\w\-]){_NOT_A_DATE}\d{{1,2}}-\d{{1,3}}-\d{{1,4}}\s+{_W}", re.IGNORECASE),
     # Blk 456 Ang Mo Kio Ave 10 / Plot 14 / House No. 5-9-22/1
-    re.compile(rf"(?<![\w])(?:blk|plot|house\s+no\.?|h\.\s?no\.?|door\s+no\.?)\s*{_NUM}(?![\w])"
+    re.compile(rf"(?<![\w])(?:blk|plot|house\s+no\.?|h\.\s?no\.?|door\s+no\.?)\s*(?!\d{{6}}){_NUM}(?![\w])"
                r"(?!\s*(?:m²|m2|sq|sqm|ft²|ft|acres?|ha|hectares?)(?![\w]))", re.IGNORECASE),
 ]
 # British and Canadian postcodes name a handful of doors: an address with or without more parts.
@@ -82,18 +90,19 @@ _WEAK = [
     # Box 212 / 21B Street / Shibuya 2-21-1 (a bare box, a numbered street, a block address name-first)
     re.compile(r"(?<![\w])box\s*\d+(?![\w]|[,.]\d)", re.IGNORECASE),
     re.compile(r"(?<![\w\-/])\d+[a-z]?\s+(?:street|road)(?![\w])", re.IGNORECASE),
-    re.compile(rf"(?<![\w]){_W}\s+\d{{1,2}}-\d{{1,3}}-\d{{1,4}}(?![\w\-])", re.IGNORECASE),
+    re.compile(rf"(?<![\w]){_W}\s+{_NOT_A_DATE}\d{{1,2}}-\d{{1,3}}-\d{{1,4}}(?![\w\-])", re.IGNORECASE),
     # Co. Leitrim / County Durham (not "Co. Ltd")
     re.compile(r"(?<![\w])(?:co\.|county)\s+(?!ltd|limited|inc|kg|llc|plc|pte|kgaa|ag)(?P<place>[^\W\d_]+)",
                re.IGNORECASE),
-    _NAMED_STREET := re.compile(rf"(?<![\w]){_STREET_NAME}(?:{_STREET_TYPE_RE})(?![\w]){_DIRECTION}", re.IGNORECASE),
+    _NAMED_STREET := re.compile(rf"(?<![\w]){_STREET_NAME}(?:{_STREET_TYPE_RE})(?![\w]|-\d){_DIRECTION}",
+                                re.IGNORECASE),
     re.compile(r"(?<![\w])\d+(?:st|nd|rd|th)\s+(?:main|cross|block|stage|phase|sector|avenue|street|road)"
                r"(?:\s+road)?(?![\w])", re.IGNORECASE),
     re.compile(r"(?<![\w])(?:sector|phase|pocket|block)\s+\d{1,4}[a-z]?(?![\w]|[,.]\d)", re.IGNORECASE),
-    re.compile(rf"(?<![\w])(?:[a-z]\d{{2}}\s(?=[a-z]*\d)[a-z\d]{{4}}|[1-9]\d{{3}}\s(?!{_SHORT_WORDS})"
+    re.compile(rf"(?<![\w])(?:[a-z]\d{{2}}\s(?=[a-z]*\d)(?=\d*[a-z])[a-z\d]{{4}}|[1-9]\d{{3}}\s(?!{_SHORT_WORDS})"
                rf"(?P<letters>[a-z]{{2}})|(?:{US_STATES})\s\d{{5}}(?:-\d{{4}})?)(?![\w])", re.IGNORECASE),
     # 10961 Berlin / 100 00 Praha / 31-609 Kraków / 1100-053 Lisboa: a postcode before a place name
-    re.compile(r"(?<![\w\-.,/:])(?P<code>\d{5}|\d{4}|\d{3}\s\d{2}|\d{2}-\d{3}|\d{4}-\d{3}|\d{3})\s+"
+    re.compile(r"(?<![\w\-.,/:#])(?P<code>\d{5}|\d{4}|\d{3}\s\d{2}|\d{2}-\d{3}|\d{4}-\d{3}|\d{3})\s+"
                r"(?P<place>[^\W\d_][\w\-]*)"),
     # Kolkata 700091 / São Paulo 01426-001: a place name (capitalised in the view) and a postcode
     re.compile(r"(?<![\w])(?P<place>[^\W\d_]+)\s+(?:\d{5,6}|\d{5}-\d{3}|\d{4}-\d{3}|\d{3}-\d{4}|\d{2}-\d{3})"
@@ -121,8 +130,10 @@ def addresses(text: str) -> list[Hit]:
             if anchor in (_PREFIX_FIRST, _NUMBER_FIRST) and not vetoes.street_name(match.group("prefix"),
                                                                             match.group("name")):
                 continue
-            if anchor is _COMPOUND_STREET and is_common(match.group(0).split()[0].lower()):
-                continue  # "bring 70 mph gusts": an English word that ends like a street ("-ring")
+            if anchor is _NUMBER_FIRST and match.group("prefix").lower() in vetoes.NAME_FIRST_PREFIXES:
+                continue  # "2025 im Sekretariat": German streets are named before their number ("Im Tal 5")
+            if anchor in (_COMPOUND_STREET, _SPACED_SUFFIX_STREET) and is_common(match.group(0).split()[0].lower()):
+                continue  # "bring 70 mph gusts", "outside gate 3": an English word, not a street's name
             if anchor in (_COMPOUND_STREET, _SPACED_SUFFIX_STREET) and re.search(r"\s(?:no[.:]?\s*)?\d{4,}",
                                                                                   match.group(0), re.IGNORECASE):
                 continue  # "REWE Markt 4417": a store's number; a street named first numbers its doors lower
@@ -141,11 +152,14 @@ def addresses(text: str) -> list[Hit]:
             first = match.group(0).split()[0].lower().strip(".:#")
             if first == "rr" and vetoes.VITALS.search(text) or vetoes.cas_number(text, match.group(0)):
                 continue  # "HR 88, RR 16, SpO2 97%", "ethanol 64-17-5": a respiratory rate, a chemical's number
-            if first in NUMBER_NAMES or first in vetoes.RECORD_WORDS:
+            if first in NUMBER_NAMES or first in vetoes.RECORD_WORDS or record_compound(first):
                 continue  # "ID 10637", "policy 55-813-2207": a number with its name, not "ID 83702" of Idaho
             if first[:1].isdigit() and (vetoes.record_number(text, match.start()) or vetoes.quantity(match.group(0))):
                 continue  # "port 6432 via", "1000 Mbps full duplex": a record's number or an amount
             start = vetoes.plausible_start(text, match.start(), match.end())
+            if anchor is _NAMED_STREET and start is not None and len(text[start:match.end()].split()) < 2 \
+                    and not re.match(r"\.?\s+[^\W\d_]", text[match.end():]):
+                continue  # "row 14", "$25 per walk, keys ...": a street's type with no name before or after it
             span = _extend(text, start, match.end(), weak=True) if start is not None else None
             if span is not None:
                 spans.append(span)

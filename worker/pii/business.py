@@ -34,6 +34,10 @@ _WORDS = [
     "kostenstelle", "cost centre", "cost center", "seed value", "random seed", "waybill", "freight bill",
     "bill of lading", "pnr", "pakket", "zending", "zamówienie", "zamowienie", "zamówienia", "zamowienia", "przesyłka",
     "przesylka", "paczka", "faktura", "faktury", "đơn hàng", "don hang", "mã đơn", "seguimiento", "rastreamento",
+    "till number", "till no", "paybill", "meter", "zähler", "zählerstand", "compteur", "contador",
+    "gz", "entreprise", "d'entreprise", "bankgiro", "plusgiro", "postgiro", "vergi", "sicil", "nota fiscal", "série",
+    "serie", "značka", "control number", "control no", "record", "monitor", "xid", "imei", "iccid", "meid",
+    "factuur", "cartella", "apólice", "apolice", "felanmälan", "ärende", "call id", "πρωτοκόλλου", "πρωτόκολλο",
 ]
 
 # Registers a company, not a person, is entered in, and codes that route to a bank branch.
@@ -59,16 +63,20 @@ _IDENTIFIER_STEMS = ("steuer", "ident", "sozial", "versicherung", "ausweis", "pa
                      "karte", "kaart", "kort", "card", "tarjeta", "carte", "carta", "cartão", "cartao", "konto",
                      "account", "iban", "matrikel", "student", "rijks")
 # Chinese record words, glued to the words before them and to a following 为 or 是 ("is"):
-# 订单 (order), 单号 (waybill number), 编号 (serial number), 运单 (waybill), 快递 (parcel).
-_CJK_RECORDS = ("订单", "订单号", "单号", "编号", "运单", "快递")
+# 订单 (order), 单号 (waybill number), 编号 (serial number), 运单 (waybill), 快递 (parcel); Japanese
+# order, receipt, slip, booking, enquiry and file numbers; Korean receipt, order, invoice,
+# booking and registration numbers.
+_CJK_RECORDS = ("订单", "订单号", "单号", "编号", "运单", "快递", "注文番号", "受付番号", "伝票番号", "予約番号",
+                "問い合わせ番号", "管理番号", "整理番号", "접수번호", "주문번호", "송장번호", "예약번호", "등록번호")
 
 
 class _RecordCues(Cues):
     def found_in(self, words: list[str]) -> bool:
-        return super().found_in(words) or any(_record_compound(word) for word in words)
+        return super().found_in(words) or any(record_compound(word) for word in words)
 
 
-def _record_compound(word: str) -> bool:
+def record_compound(word: str) -> bool:
+    """A record's own name glued to "number" ("Dossiernummer", "Buchungsnr.", 注文番号)."""
     if word.rstrip("为是：:").endswith(_CJK_RECORDS):
         return True
     match = _COMPOUND.fullmatch(word)

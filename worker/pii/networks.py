@@ -19,7 +19,8 @@ NOT_AN_IP = Cues.of(["version", "ver", "v", "build", "release", "firmware", "rev
 IP_CUES = Cues.of(["ip", "ips", "ipv4", "address", "addr", "host", "hostname", "server", "gateway", "gw", "dns",
                    "router", "ping", "from", "to", "src", "dst", "source", "destination", "client", "peer",
                    "subnet", "connect", "connected", "connection", "login", "logged", "blocked", "allow", "deny",
-                   "proxy", "vpn", "remote", "origin", "forwarded", "x-forwarded-for", "@"])
+                   "proxy", "vpn", "remote", "origin", "forwarded", "x-forwarded-for", "@", "nameserver",
+                   "resolver", "upstream", "inet"])
 # Words of networks that, anywhere in a clause, keep a version change from explaining a quad.
 _NETWORK_WORDS = Cues.of(["resolver", "nameserver", "firewall", "allowlist", "whitelist", "blocklist", "blacklist",
                           "dhcp", "lease", "static", "route", "nat", "endpoint", "ssh", "rdp", "port", "ports",

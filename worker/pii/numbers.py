@@ -54,12 +54,14 @@ _SEP = r"[ .\-]"
 # A letter of a script written without spaces (kana, CJK ideographs): a number glued to it
 # ("電話番号は090-1234-5678です") starts and ends there all the same.
 _UNSPACED = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+# Words that introduce an extension ("ext. 12", "Durchwahl 214", "DW 4820", "内線 305"), also in brackets.
+_EXTENSION = (r"(?:x|ext\.?|extension|loc\.?|local|#|durchwahl|dw\.?|poste|interno|int\.|anexo|ramal|toestel|"
+              r"tst\.|p\.|wewn?\.|dahili|доб\.|内線|内线|分机|轉|转|ต่อ)")
 _PHONE = re.compile(
     rf"(?<![^\W{_UNSPACED}])(?<![+@\\\-])(?:(?<!/)|(?=\+))(?<![\w.]\.(?=\d))"
     r"(?P<body>(?:(?:\+|00)\d{1,3}[ .\-]?)?(?:\(\d{1,5}\)[ .\-]?)?"
     r"\d(?:\d|[ .\-](?=\d)|[ .\-]?\((?=\d)|\)[ .\-]?(?=\d)){5,22}\d)"
-    r"(?P<ext>,?\s*(?:x|ext\.?|extension|loc\.?|local|#|durchwahl|dw\.|poste|interno|int\.|anexo|ramal|toestel|"
-    r"tst\.|p\.|wewn?\.|dahili|доб\.|内線|内线|分机|轉|转|ต่อ)[:.]?\s*\d{1,6})?"
+    rf"(?P<ext>,?\s*{_EXTENSION}[:.]?\s*\d{{1,6}}|\s*\(\s*{_EXTENSION}[:.]?\s*\d{{1,6}}\s*\))?"
     rf"(?![^\W{_UNSPACED}]|@|[.\-/:]\d)",
     re.IGNORECASE,
 )
@@ -87,7 +89,8 @@ _CHAT_LINK = re.compile(r"(?<=wa\.me/)\+?\d{7,15}(?!\d)", re.IGNORECASE)
 
 # 089/12345678, 0171/1234567-12: an area code written before a slash, the German way, also
 # glued to its label ("Tel.089/...", "Fax089/...").
-_AREA_SLASH = re.compile(r"(?<![\d/,:+\-])(?<!\d\.)0\d{1,4}/\d{3,10}(?:-\d{1,5})?(?![\d/]|[.,]\d)")
+_AREA_SLASH = re.compile(r"(?<![\d/,:+\-])(?<!\d\.)0\d{1,4}/(?!(?:19|20)\d\d(?![\d\-]))\d{3,10}(?:-\d{1,5})?"
+                         r"(?![\d/]|[.,]\d)")
 
 
 def _glued_cue(text: str, start: int) -> bool:
@@ -140,9 +143,14 @@ def _phone(text: str, match: re.Match[str]) -> Hit | None:
         return None
     if cue or strong:
         return Hit("PHONE_NUMBER", start, end, LIKELY)
-    if _phone_grouping(body) and len(digits) >= 9:
+    if _phone_grouping(body) and len(digits) >= 9 or _LOCAL_555.fullmatch(body) and text[end:end + 1] != "-":
         return Hit("PHONE_NUMBER", start, end, UNCERTAIN)  # grouped like a phone number, nothing says so
     return None  # a bare run of digits with no phone word is as likely an order or account number
+
+
+# A North American local number on the 555 exchange ("555-0142", "555.0199"), the one films and
+# examples use: written so, it is a phone number even with no phone word (not "555-0142-B", a part).
+_LOCAL_555 = re.compile(r"555[ .\-]\d{4}")
 
 
 def _phone_grouping(body: str) -> bool:
@@ -187,14 +195,14 @@ def _phone_alone(text: str, start: int, value: str) -> bool:
     if len(re.sub(r"[\W_]", "", value)) < 7 or _DATE.fullmatch(value) or _NOT_A_PHONE.fullmatch(value) \
             or _VERSION_PART.search(value) and not value.startswith("+") or _card_shaped(value):
         return False  # a short code or extension alone ("1647") reaches no one person; 1-800-FLOWERS does
-    if value.startswith("+0") or _CALENDAR_DATE.search(value):
-        return False  # no country code starts with 0 ("+0000 2024" is a UTC offset); "19 / 2024-03-02" holds a date
-    if _DECIMAL.search(value) and not _phone_cue(text, start):
+    if value.startswith(("+0", "000")) or _CALENDAR_DATE.search(value):
+        return False  # no country code is 0 ("+0000 2024" is a UTC offset, "000.482.193" a serial); a date inside
+    if _DECIMAL.search(value) and not _phone_cue(text, start) and not _LOCAL_555.fullmatch(value):
         return False  # "41729.883", "load avg 1.42 0.98": numbers with a fraction, not a dialled number
     if _UNIT_AFTER.match(text, start + len(value)):
         return False  # "peak 2147483648 bytes", "2 870 000 tonnes": a quantity in its unit
-    if text[start + len(value):start + len(value) + 1] == "=":
-        return False  # "40001=1234 40002=5678": a value running into the next key
+    if text[start + len(value):start + len(value) + 1] == "=" or _CODE_AFTER.match(text, start + len(value)):
+        return False  # "40001=1234 40002=5678", "9200-9300/tcp": a value running into the next key, ports
     if value.isdigit() and (len(value) <= 8 or text[start - 1:start] == "=") and not _phone_cue(text, start):
         return False  # "sysUpTime 48213377 ticks", "uptime=447182931", "ts": 1714650127: a counter or a clock
     if _EPOCH.fullmatch(re.sub(r"\s*\(\d*$", "", value)) and not _phone_cue(text, start, strong_only=True):
@@ -203,9 +211,12 @@ def _phone_alone(text: str, start: int, value: str) -> bool:
         return False  # "23793.38128 60000": the rest of a longer number, cut at its decimal point
     if phone_vetoes.listed(text, start, value) and not _phone_cue(text, start):
         return False  # "rows 4418-18234", "6-4 3-6 7-6", "cartridge 9012-3317-50": a range, scores, a part's number
-    counted = _THOUSANDS.fullmatch(value) and len(re.sub(r"\D", "", value)) <= 10
-    if (counted or _CODE_BEFORE.search(text[max(0, start - 24):start])) and not _phone_cue(text, start):
-        return False  # "45 905 417 people", "3SABC 1234 5678 90": a count grouped by thousands, the rest of a code
+    lead = _THOUSANDS_LEAD.search(text[max(0, start - 5):start])
+    grouped = f"{lead.group(1)} {value}" if lead else value
+    counted = _THOUSANDS.fullmatch(grouped) and len(re.sub(r"\D", "", value)) <= 10
+    if counted and not _phone_cue(text, start, strong_only=True) \
+            or _CODE_BEFORE.search(text[max(0, start - 24):start]) and not _phone_cue(text, start):
+        return False  # "45 905 417 people", "listed at 1 290 000", "3SABC 1234 5678 90": a count, a code's rest
     if _CODE_TAIL.search(text[max(0, start - 12):start]) and not _glued_cue(text, start):
         return False  # "STM-2024-05-4417", "HOP-7731-0093": the digits of a code the letters before begin
     asked = _ASKED_RECORD.search(text[max(0, start - 120):start])
@@ -213,6 +224,8 @@ def _phone_alone(text: str, start: int, value: str) -> bool:
     if record and RECORDS.found_in([record]) and record not in PHONE_CUES.words \
             and not PHONE_CUES.found_in(words_before(asked.group("answer"), len(asked.group("answer")), 3)):
         return False  # "the order number? Customer: 4417 2291 08": the answer to a record's question
+    if _SLASHED_TAIL.search(text[max(0, start - 8):start]):
+        return False  # "pedido nº 2024/031100871", "1874221/2024": the tail of a slashed id (area codes start with 0)
     if _URL_PATH.search(text[max(0, start - 120):start]):
         return False  # "dhl.de/t/4417829310": a path segment of a web address ("wa.me/..." is found on its own)
     before = words_before(text, start, 6)
@@ -226,7 +239,9 @@ def _phone_alone(text: str, start: int, value: str) -> bool:
         return head  # "Model number on the water heater is ...", "the contact number on the form is ..."
     if not business or _DIALLING_FORM.match(value):
         return True  # "the last part: +1 (416) 555-0135": a country code and an area code in brackets are dialled
-    if not RECORDS.found_in([word for word in unlabelled if word not in _BARE_NUMBER_WORDS]) \
+    named_record = RECORDS.found_in([word for word in unlabelled if word not in _BARE_NUMBER_WORDS]) or any(
+        _tail_has(unlabelled, phrase) for phrase in RECORDS.phrases if set(phrase) & _BARE_NUMBER_WORDS)
+    if not named_record \
             or near == 1 and not RECORDS.found_in([word for word in unlabelled if word not in _NUMBER_WORDS]):
         return True  # "Montreal # 514 555-0174", "Alt. No.: +966 11 234 5678": no business word names a business number
     strong = PHONE_CUES.words - _WEAK_PHONE
@@ -248,6 +263,11 @@ _UNIT_AFTER = re.compile(r"\s?(?:bytes?|[kmgtp]i?b|ms|ns|µs|rows|records|reques
 # digits at most: no numbering plan groups a number so (a Spanish 912 345 678 leads with
 # three digits); eleven digits so grouped are a German tax id as often ("13 915 077 158").
 _THOUSANDS = re.compile(r"[1-9]\d?(?:[ \u00a0\u202f]\d{3}){2,}")
+# The lead of a count grouped by thousands, cut off before the match ("-2 147 483 648").
+_THOUSANDS_LEAD = re.compile(r"(?<![\d ])-?(\d{1,2}) $")
+# A protocol right after the number: "9200-9300/tcp" is a range of ports ("06 30 123 4567-es
+# számon" is Hungarian's suffix on a phone number, so letters alone say nothing).
+_CODE_AFTER = re.compile(r"/(?:tcp|udp|sctp)\b", re.IGNORECASE)
 # A code of letters and digits right before, with only a space between ("3SABC 1234 5678 90",
 # "MSKU 907032-3"): the number is its tail.
 _CODE_BEFORE = re.compile(r"(?<![\w\-])(?=[A-Za-z]*\d)(?=\d*[A-Za-z])[A-Za-z\d]{4,}\s$")
@@ -257,10 +277,12 @@ _CODE_BEFORE = re.compile(r"(?<![\w\-])(?=[A-Za-z]*\d)(?=\d*[A-Za-z])[A-Za-z\d]{
 _CODE_TAIL = re.compile(r"(?:[A-Za-z\d]-|[A-Za-z])$")
 # A turn that asks for a record's number ("the order number?", "enter your account number."),
 # then, after a speaker's label, at most a few words before the answer.
-_ASKED_RECORD = re.compile(r"\b(?P<record>[^\W\d_]+)\s+(?:number|no\.?|#|id)\s*[?.]\s*(?:[^\W\d_]+\s*:\s*)"
+_ASKED_RECORD = re.compile(r"\b(?P<record>[^\W\d_]+)\s+(?:number|no\.?|#|id)\s*[?.]\s*(?:\[[\d:.]+\]\s*)?"
+                           r"(?:[^\W\d_]+\s*:\s*)"
                            r"(?P<answer>(?:[^\W\d_’']+[’']?[^\W\d_]*[ ,]+){0,3})$", re.IGNORECASE)
 
 
+_SLASHED_TAIL = re.compile(r"(?<![\d/])[1-9]\d{3,}/$")
 # Unix time in seconds or milliseconds (2001 to 2033): a bare run of ten digits starting with
 # 1 is no North American number (area codes start at 2); only a phone word other than "at" or
 # "on" makes it one.
@@ -276,7 +298,7 @@ _URL_PATH = re.compile(r"(?<![\w.@])(?:https?://)?(?!wa\.me/)(?=[\w.\-]*[^\W\d_]
 # ISBN-10 (0-306-40615-2), slashed triples (30/144/255).
 _NOT_A_PHONE = re.compile(r"(?:19|20)\d\d\s?[–—\-]\s?(?:19|20)\d\d|\d{1,2}\.\d{1,2}\.?\s?[–—\-]\s?\d{1,2}\.\d{1,2}\.?|"
                           r"\d{1,4} \((?:1[6-9]|20)\d\d\)?|\d \d{5} \d{5} \d|(?:19|20)\d\d-\d{4}-\d{2,4}|"
-                          r"(?:\d+\.)+\d+(?<=\.\d)|\d+(?:\.\d+)*\.\d\.\d+(?:\.\d+)*|(?:19|20)\d\d[-./]\d+|"
+                          r"(?:\d+\.)+\d+(?<=\.\d)|\d+(?:\.\d+)*\.\d\.\d+(?:\.\d+)*|(?:19|20)\d\d[-./]\d+(?:[-./]\d+)?|"
                           r"\d{1,5}-\d{2,7}-\d{2,7}-[\dx]|\d{1,3}/\d{1,3}/\d{1,3}|97[89]-?\d[\d\-]{9,15}", re.I)
 
 

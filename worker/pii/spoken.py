@@ -49,9 +49,28 @@ _TENS = _counted(("twenty thirty forty fifty sixty seventy eighty ninety",
                   "dziewiecdziesiat"), range(20, 100, 10),
                  vingt=20, vingts=20, trente=30, quarante=40, cinquante=50, soixante=60)
 _HUNDRED = frozenset({"hundred", "cent", "cents", "cien", "ciento", "cento", "cem", "hundert", "honderd"})
-# Hundreds said in one word: Polish "sto" to "dziewięćset".
-_HUNDREDS = _counted(("sto dwiescie trzysta czterysta piecset szescset siedemset osiemset dziewiecset",),
-                     range(100, 1000, 100))
+# Hundreds said in one word: Polish "sto" to "dziewięćset", Italian "duecento" to "novecento"
+# (glued to the tens and units after them: "trecentoquaranta"), Spanish and Portuguese
+# "doscientos" to "novecientos", "duzentos" to "novecentos".
+_HUNDREDS = _counted(("sto dwiescie trzysta czterysta piecset szescset siedemset osiemset dziewiecset",
+                      "cento duecento trecento quattrocento cinquecento seicento settecento ottocento novecento",
+                      "ciento doscientos trescientos cuatrocientos quinientos seiscientos setecientos ochocientos "
+                      "novecientos",
+                      "cento duzentos trezentos quatrocentos quinhentos seiscentos setecentos oitocentos novecentos"),
+                     range(100, 1000, 100),
+                     doscientas=200, trescientas=300, cuatrocientas=400, quinientas=500, seiscientas=600,
+                     setecientas=700, ochocientas=800, novecientas=900, duzentas=200, trezentas=300)
+_GLUED_HUNDREDS = re.compile(r"(cento|duecento|trecento|quattrocento|cinquecento|seicento|settecento|ottocento|"
+                             r"novecento)(\w+)$")
+
+
+def hundreds_value(word: str) -> int | None:
+    """The value of hundreds said in one word, with the tens and units glued to them."""
+    if word in _HUNDREDS:
+        return _HUNDREDS[word]
+    glued = _GLUED_HUNDREDS.match(word)
+    rest = number_value(glued.group(2)) if glued else None
+    return _HUNDREDS[glued.group(1)] + rest if glued and rest is not None and rest > 0 else None
 _REPEAT = {"double": 2, "doble": 2, "doppel": 2, "triple": 3}
 _PLUS = frozenset({"plus", "mas"})
 _CONNECTORS = frozenset({"et", "y", "e"})  # "vingt et un", "treinta y dos", "vinte e dois"
@@ -138,7 +157,7 @@ def _tokens(text: str) -> list[tuple[int, int, str]]:
 
 def _part_of_reading(token: str, inside: bool) -> bool:
     word = _plain(token)
-    if token.isdigit() or number_value(token) is not None or word in _REPEAT or word in _HUNDREDS:
+    if token.isdigit() or number_value(token) is not None or word in _REPEAT or hundreds_value(word) is not None:
         return True
     return inside and (word in _HUNDRED or word in _CONNECTORS) or not inside and word in _PLUS
 
@@ -159,8 +178,11 @@ def spoken_phone(value: str) -> bool:
 def spoken_digits(value: str) -> tuple[str, int]:
     """The digits a read-out number stands for, and how many of its parts were words."""
     parts: list[str] = []
-    said, repeat, tens_open, hundreds_open = 0, 1, False, False
-    for _, _, token in _tokens(value):
+    said, repeat, tens_open, hundreds_open, last_end = 0, 1, False, False, 0
+    for start, end, token in _tokens(value):
+        if "," in value[last_end:start]:
+            tens_open = hundreds_open = False  # "trezentos, dois": a comma closes the group
+        last_end = end
         word = _plain(token)
         if word in _REPEAT:
             repeat = _REPEAT[word]
@@ -168,9 +190,10 @@ def spoken_digits(value: str) -> tuple[str, int]:
         if word in _CONNECTORS:
             continue  # "vingt et un": the tens stay open for the unit
         number = None if token.isdigit() else number_value(token)
-        if word in _HUNDREDS:
-            parts.append(str(_HUNDREDS[word]))
-            said, hundreds_open, tens_open, repeat = said + 1, True, False, 1
+        hundreds = hundreds_value(word)
+        if hundreds is not None:
+            parts.append(str(hundreds))
+            said, hundreds_open, tens_open, repeat = said + 1, hundreds % 100 == 0, False, 1
             continue
         if hundreds_open and number is not None and 0 < number < 100 and repeat == 1:
             parts[-1] = str(int(parts[-1]) + number)  # "pięćset dwanaście": 512

@@ -457,3 +457,12 @@ def test_a_business_word_before_the_end_of_a_question_does_not_name_the_card_aft
     found = [(kind, value) for kind, value, _ in _found(payments.cards, text)]
     assert found == [("CREDIT_CARD", "4539 1488 0343 6467")]
     assert _found(payments.cards, "club account 4539 1488 0343 6467") == []
+
+
+def test_a_date_after_a_word_that_is_also_an_ids_name_is_no_id():
+    assert _found(identifiers.named_ids, "certyfikat wygasa za 5 dni (2025-06-30), odnowienie jutro") == []
+    assert [v.lower() for _, v, _ in _found(identifiers.named_ids, "mi DNI es 48392017V")] == ["48392017v"]
+
+
+def test_treble_repeats_a_digit_in_a_number_read_out():
+    assert spoken.spoken_digits("oh seven seven, treble four, one two three")[0] == "077444123"

@@ -31,6 +31,7 @@ from ibex_worker.pii import networks
     ("the Fritzbox 192.168.178.1 page", "192.168.178.1", True),
     ("resolver 8.8.4.4 answered slowly", "8.8.4.4", True),                        # a resolver is a host
     ("nameserver 4.2.2.2", "4.2.2.2", True),
+    ("acl permit 10.8.0.0 wildcard 0.0.255.255", "0.0.255.255", False),             # a wildcard mask
 ])
 def test_versions_sections_and_masks_are_not_addresses_and_hosts_are(text, value, address):
     start = text.index(value)
@@ -49,6 +50,10 @@ def test_a_message_or_calendar_id_is_not_an_email_address():
     assert not recognizer.validate_result("billing@2025.11.30")
     assert not recognizer.validate_result("HTTP/web-07.lan.example@LAN.EXAMPLE")   # a service's principal
     assert recognizer.validate_result("federated-user/support/r.okafor@example.net")  # a path ending in a mailbox
+    assert not recognizer.validate_result("9c41e07ab2d84f11@o55120.ingest.sentry.example")  # a DSN's key
+    assert not recognizer.validate_result("dsn=9c41e07ab2d84f11@o55120.ingest.example")
+    assert recognizer.validate_result("contact=l.moreau@example.fr")                 # a field's value
+    assert recognizer.validate_result("deadbeef.fan@example.org")                    # hex-like but a name
     assert recognizer.validate_result("k.nowak@example.pl")
     assert recognizer.validate_result("ops@10.0.0.7.nip.io")
 

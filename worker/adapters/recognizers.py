@@ -122,16 +122,19 @@ class AnyDomainEmailRecognizer(EmailRecognizer):
     """Presidio drops an address whose domain is not on the public suffix list (``.test``,
     ``.internal``, ``.corp``): that leaks real internal addresses. The pattern alone is
     strict enough to act on. A message or calendar id (``20240311T084217Z-41729@host``, a
-    date and time before the "@"), a package pinned to a version (``react@19.0.0-rc.1``: no
-    domain ends in digits) and a service's Kerberos principal (``host/ldap-02.corp@CORP.IO``)
-    are nobody's mailbox."""
+    date and time before the "@"), a hexadecimal key before the "@", a package
+    pinned to a version (``react@19.0.0-rc.1``: no domain ends in digits) and a service's
+    Kerberos principal (``host/ldap-02.corp@CORP.IO``) are nobody's mailbox."""
 
     def validate_result(self, pattern_text: str) -> bool:
         local, _, domain = pattern_text.rpartition("@")
         return _STAMPED_ID.match(pattern_text) is None and not _SERVICE_PRINCIPAL.match(local) \
+            and not _TOKEN_LOCAL.fullmatch(re.split(r"[/=]", local)[-1]) \
             and re.search(r"[^\W\d_]", domain.rsplit(".", 1)[-1]) is not None
 
 
+# A key before the "@" (a Sentry DSN's hex digits, "dsn=0a1b2c3d4e5f@o4411.ingest..."): nobody's mailbox.
+_TOKEN_LOCAL = re.compile(r"(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{12,}", re.IGNORECASE)
 # The service part of a Kerberos principal (``host/``, ``HTTP/``); any other path before an
 # address ("assumed-role/ops-admin/n.haddad@...") still ends in somebody's mailbox.
 _SERVICE_PRINCIPAL = re.compile(r"(?:host|http|https|ldap|nfs|cifs|krbtgt|postgres|imap|smtp|pop|ftp|dns|sip|xmpp|"

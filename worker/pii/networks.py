@@ -38,10 +38,13 @@ _NETMASK = re.compile(rf"255\.{_MASK_OCTET}\.{_MASK_OCTET}\.{_MASK_OCTET}")
 
 
 def ip_in_context(text: str, start: int, end: int) -> bool:
+    """No host's address: a version, a section, a netmask or a wildcard mask ("0.0.0.255": no
+    host is on network 0), a wide range, a part of a longer dotted run, a hardware id."""
     value = text[start:end]
     before = words_before(text, start, 5)
     named = before[-1:] if before[-1:] != ["is"] else before[-2:-1]  # "the router fw is 1.0.11.116"
     return not (NOT_AN_IP.found_in(named) or _inside_dotted_run(text, start, end) or _HARDWARE_ID.fullmatch(value)
+                or value.startswith("0.")
                 or _network(text, start, end) or _NETMASK.fullmatch(value) is not None
                 or _version_like(value) and not IP_CUES.found_in(before)
                 or _version_change(text, start) or _product_version(text, start, end, before))

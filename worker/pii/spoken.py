@@ -71,7 +71,7 @@ def hundreds_value(word: str) -> int | None:
     glued = _GLUED_HUNDREDS.match(word)
     rest = number_value(glued.group(2)) if glued else None
     return _HUNDREDS[glued.group(1)] + rest if glued and rest is not None and rest > 0 else None
-_REPEAT = {"double": 2, "doble": 2, "doppel": 2, "triple": 3}
+_REPEAT = {"double": 2, "doble": 2, "doppel": 2, "triple": 3, "treble": 3}
 _PLUS = frozenset({"plus", "mas"})
 _CONNECTORS = frozenset({"et", "y", "e"})  # "vingt et un", "treinta y dos", "vinte e dois"
 # Italian tens glued to a unit ("ventidue", "ventotto", "trentatre"), Spanish "veinti-".

@@ -165,3 +165,19 @@ def test_an_extension_in_brackets_or_after_dw_and_a_local_555_number_are_phone_n
     assert found["erreichbar unter +43 1 4000 12 DW 5521."] == ["+43 1 4000 12 dw 5521"]
     assert found["the vet is 555.0173 local"] == ["555.0173"]
     assert found["replacement part 555-0173-C ships Monday"] == []
+
+
+@pytest.mark.parametrize("text, found", [
+    ("if it gets bad, ring the helpline on 116 123, day or night", ["116 123"]),
+    ("please text or call 988 tonight", ["988"]),
+    ("the roadside line is 13 11 11 and it is free", ["13 11 11"]),
+    ("the depot line is 19400.", ["19400"]),
+    ("just call 999, then me", []),                      # an emergency number reaches a service
+    ("we call 300 customers a week", []),                # a noun after the number
+    ("the parser failed on line 4412.", []),             # a line of a file
+    ("ring me at 1500 tomorrow", []),                    # a time
+])
+def test_a_short_line_a_call_word_announces_is_a_phone_number(text, found):
+    view = canonical_view(text).text
+    assert [view[h.start:h.end] for h in numbers.phones(view)
+            if numbers.phone_in_context(view, h.start, view[h.start:h.end])] == found

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 from ibex_worker.pii import phone_vetoes, spoken
 from ibex_worker.pii.business import RECORDS
-from ibex_worker.pii.context import Cues, words_before
+from ibex_worker.pii.context import words_before
+from ibex_worker.pii.phone_words import PHONE_CUES, SHORT_NUMBER, WEAK_PHONE_CUES, service_number
 
 CERTAIN = 0.95
 LIKELY = 0.85
@@ -32,23 +33,6 @@ class Hit:
     score: float
 
 
-PHONE_CUES = Cues.of([
-    "phone", "phones", "tel", "telephone", "mobile", "mob", "cell", "cellphone", "call", "calls", "called",
-    "calling", "ring", "text", "txt", "sms", "whatsapp", "signal", "telegram", "viber", "wechat", "fax",
-    "landline", "hotline", "dial", "reach", "reached", "contact", "number", "ph", "m", "t", "p", "o", "w", "h",
-    "direct", "switchboard", "voicemail", "ext", "extension", "móvil", "movil", "teléfono", "telefono", "tlf",
-    "handy", "telefon", "tél", "téléphone", "portable", "celular", "cel", "telefone", "zap", "emergency",
-    "phone number", "call me", "call back", "callback", "call-back", "back on", "reach me", "on", "at",
-    "caller", "area code", "sími", "simi", "puhelin", "puh", "telefonnummer", "tlf.", "telefonu", "telefonos",
-    "τηλ", "τηλέφωνο", "тел", "телефон", "sđt", "hp", "no hp", "nomor", "nombor", "telp", "telpon", "numero",
-    "número", "numéro", "nummer", "rufnummer", "mobil", "mobile no", "gsm", "portátil", "cellulare",
-    "llámame", "llámeme", "llamame", "llameme", "llamar", "llámenos", "rappelle", "rappelez", "rappeler",
-    "appelle", "appelez", "appeler", "anrufen", "rückruf", "ligue", "ligar", "chiamami", "chiamare",
-    "richiamami", "terugbellen", "rappelle-moi", "rappelez-moi", "appelle-moi", "appelez-moi", "bel", "bellen",
-    "belt", "ruf", "ruft", "anruf", "llame", "chiama", "richiama", "ligue-me", "msisdn", "hubungi", "telepon",
-    "zadzwoń", "zadzwon", "dzwonić", "dzwonic", "dzwoń", "dzwon", "arayın", "arayin", "numarası", "numarasi",
-    "позвони", "позвоните", "звоните", "звони", "номер", "liga", "chiamate",
-])
 
 _SEP = r"[ .\-]"
 # A letter of a script written without spaces (kana, CJK ideographs): a number glued to it
@@ -120,6 +104,8 @@ def phones(text: str) -> list[Hit]:
         hits += [hit for match in _PHONE.finditer(read) if "0" in match.group(0) and text[match.start():match.end()]
                  != match.group(0) and (hit := _phone(read, match)) is not None]
     hits += _vanity(text)
+    hits += [Hit("PHONE_NUMBER", m.start(), m.end(), LIKELY) for m in SHORT_NUMBER.finditer(text)
+             if service_number(text, m.start(), m.group(0))]
     hits += [Hit("PHONE_NUMBER", m.start(), m.end(), LIKELY) for m in _CHAT_LINK.finditer(text)]
     hits += [Hit("PHONE_NUMBER", m.start(), m.end(), LIKELY if _phone_cue(text, m.start())
                  or _glued_cue(text, m.start()) else UNCERTAIN) for m in _AREA_SLASH.finditer(text)
@@ -160,8 +146,6 @@ def _phone_grouping(body: str) -> bool:
     return len(groups) >= 3 and all(len(g) <= 5 for g in groups[1:])
 
 
-# Cue words that count only right before the number ("reach me at", "m: ", "number 0917...").
-_WEAK_PHONE = frozenset({"on", "at", "m", "t", "p", "o", "w", "h", "ph", "number", "contact"})
 # Weak cues that place or time a number ("at 1800 hours", "on 0800 ...") rather than name a phone.
 _PLACE_WORDS = frozenset({"on", "at", "m", "t", "p", "o", "w", "h"})
 
@@ -192,6 +176,8 @@ def _phone_alone(text: str, start: int, value: str) -> bool:
     if _CHAT_LINK.match(text, start) or spelled and any((hit.start, hit.end - hit.start) == (start, len(value))
                                                         for hit in _vanity(text)):
         return True  # "wa.me/4915205550144", "1-888-PAY-BILL": a chat link or a number in letters is a phone
+    if service_number(text, start, value):
+        return True  # "ring the Samaritans on 116 123": a short line a call word announces
     if len(re.sub(r"[\W_]", "", value)) < 7 or _DATE.fullmatch(value) or _NOT_A_PHONE.fullmatch(value) \
             or _VERSION_PART.search(value) and not value.startswith("+") or _card_shaped(value):
         return False  # a short code or extension alone ("1647") reaches no one person; 1-800-FLOWERS does
@@ -244,7 +230,7 @@ def _phone_alone(text: str, start: int, value: str) -> bool:
     if not named_record \
             or near == 1 and not RECORDS.found_in([word for word in unlabelled if word not in _NUMBER_WORDS]):
         return True  # "Montreal # 514 555-0174", "Alt. No.: +966 11 234 5678": no business word names a business number
-    strong = PHONE_CUES.words - _WEAK_PHONE
+    strong = PHONE_CUES.words - WEAK_PHONE_CUES
     if all(word in _NUMBER_WORDS for word in before[business[-1] + 1:]):
         return False  # "calling about ticket 3318802": the business word names this number
     return any(word in strong for word in before)  # "my phone number for the order is ...": a phone word wins
@@ -324,7 +310,7 @@ _DECIMAL = re.compile(r"(?<![\d.])(?:[1-9]\d*|0)\.\d{3,}(?![\d.])|(?<![\d.])\d\.
 _PHONE_KINDS = PHONE_CUES.words | {"alt", "alternate", "alternative", "home", "private", "personal", "area",
                                    "country"}
 # Words that make "<word> number" a phone's number.
-_PHONE_HEADS = (_PHONE_KINDS - _WEAK_PHONE - {"numero", "número", "numéro", "nummer"}) | {"contact"}
+_PHONE_HEADS = (_PHONE_KINDS - WEAK_PHONE_CUES - {"numero", "número", "numéro", "nummer"}) | {"contact"}
 
 
 # Words between a business word and its number ("order no. 12", "ticket # 4", "case id: 7").
@@ -349,11 +335,11 @@ def _card_shaped(value: str) -> bool:
 
 def _phone_cue(text: str, start: int, *, strong_only: bool = False) -> bool:
     before = words_before(text, start, 5)
-    strong = PHONE_CUES.words - _WEAK_PHONE
+    strong = PHONE_CUES.words - WEAK_PHONE_CUES
     if any(word in strong for word in before) or any(
             _tail_has(before, phrase) for phrase in PHONE_CUES.phrases):
         return True
-    return not strong_only and bool(before) and before[-1] in _WEAK_PHONE
+    return not strong_only and bool(before) and before[-1] in WEAK_PHONE_CUES
 
 
 def _tail_has(words: list[str], phrase: tuple[str, ...]) -> bool:

@@ -1,0 +1,55 @@
+"""The words that announce a phone number, and the short numbers they announce: helplines and
+service lines of three to six digits ("ring the Samaritans on 116 123", "text or call 988",
+"the claims line is 13 22 44"). A number that short is somebody's line only where a call word
+comes right before it and no noun after it ("call 3 times", "error on line 4412" are none),
+and an emergency number reaches a service, not a person."""
+
+from __future__ import annotations
+
+import re
+
+from ibex_worker.pii.context import Cues, words_before
+
+PHONE_CUES = Cues.of([
+    "phone", "phones", "tel", "telephone", "mobile", "mob", "cell", "cellphone", "call", "calls", "called",
+    "calling", "ring", "text", "txt", "sms", "whatsapp", "signal", "telegram", "viber", "wechat", "fax",
+    "landline", "hotline", "dial", "reach", "reached", "contact", "number", "ph", "m", "t", "p", "o", "w", "h",
+    "direct", "switchboard", "voicemail", "ext", "extension", "móvil", "movil", "teléfono", "telefono", "tlf",
+    "handy", "telefon", "tél", "téléphone", "portable", "celular", "cel", "telefone", "zap", "emergency",
+    "phone number", "call me", "call back", "callback", "call-back", "back on", "reach me", "on", "at",
+    "caller", "area code", "sími", "simi", "puhelin", "puh", "telefonnummer", "tlf.", "telefonu", "telefonos",
+    "τηλ", "τηλέφωνο", "тел", "телефон", "sđt", "hp", "no hp", "nomor", "nombor", "telp", "telpon", "numero",
+    "número", "numéro", "nummer", "rufnummer", "mobil", "mobile no", "gsm", "portátil", "cellulare",
+    "llámame", "llámeme", "llamame", "llameme", "llamar", "llámenos", "rappelle", "rappelez", "rappeler",
+    "appelle", "appelez", "appeler", "anrufen", "rückruf", "ligue", "ligar", "chiamami", "chiamare",
+    "richiamami", "terugbellen", "rappelle-moi", "rappelez-moi", "appelle-moi", "appelez-moi", "bel", "bellen",
+    "belt", "ruf", "ruft", "anruf", "llame", "chiama", "richiama", "ligue-me", "msisdn", "hubungi", "telepon",
+    "zadzwoń", "zadzwon", "dzwonić", "dzwonic", "dzwoń", "dzwon", "arayın", "arayin", "numarası", "numarasi",
+    "позвони", "позвоните", "звоните", "звони", "номер", "liga", "chiamate",
+])
+
+# Cue words that count only right before the number ("reach me at", "m: ", "number 0917...").
+WEAK_PHONE_CUES = frozenset({"on", "at", "m", "t", "p", "o", "w", "h", "ph", "number", "contact"})
+
+SHORT_NUMBER = re.compile(r"(?<![\w.,\-/:+#])(?:\d{2,4}(?: \d{2,3}){1,2}|\d{3,6})(?![\w\-/:%]|[.,]\d)")
+_CALL_WORDS = frozenset({"call", "ring", "dial", "text", "phone", "hotline", "helpline", "freephone", "ruf", "anrufen",
+                         "llama", "llame", "llamar", "appelez", "appelle", "appeler", "chiama", "chiamare", "ligue"})
+# Words between the call word and the number ("call the helpline on 116 123", "the line is 1737").
+_LEAD_WORDS = _CALL_WORDS | {"on", "is", "number", "no"}
+_AFTER = re.compile(r"\s*(?:$|[.,;!?)(]|(?:and|or|if|for|free|anytime|now|any|from|instead|too|then|today|"
+                    r"tonight|tomorrow|asap|please|pls|24/7)\b)", re.IGNORECASE)
+
+
+# Emergency numbers reach a service, not somebody ("just call 911", "dial 112 for the police").
+_EMERGENCY = frozenset({"000", "100", "101", "102", "108", "110", "112", "119", "190", "192", "193", "911", "999"})
+
+
+def service_number(text: str, start: int, value: str) -> bool:
+    digits = re.sub(r"\D", "", value)
+    if not 3 <= len(digits) <= 6 or digits in _EMERGENCY:
+        return False
+    before = words_before(text, start, 4)
+    if not before or before[-1] not in _LEAD_WORDS:
+        return False
+    called = any(word in _CALL_WORDS for word in before) or before[-1] == "is" and "line" in before
+    return called and _AFTER.match(text, start + len(value)) is not None

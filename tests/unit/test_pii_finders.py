@@ -329,6 +329,11 @@ def test_postal_addresses_from_the_street_line_to_the_postcode(text, value):
     "Anmeldung 2026 im Sekretariat, Raum 0.14, 8–12 Uhr",                  # German streets are named first
     "Bescheid für 2024 über Grundsteuer und Abwasser, Steuernummer 12/345/67890",  # a year before a function word
     "disk 500g, inodes 3,221,904 / 32,768,000, iops p99 1840",             # an Eircode's own part has a letter
+    "Container CMAU 310447 2, seal 7781204, gross 18.2 t, sailed from Antwerp on 2025-02-03",  # ISO 6346
+    "Vendor codes: CAGE 3XYZ1, NAICS 334111, DUNS 08-441-2290",            # company registers
+    "MwSt 7% 3,21 Bon-Nr. 7716 Kasse 4 Filiale 0212",                      # a record's compound before it
+    "Train ICE 1517 Berlin to Hamburg, coach 9",                            # a record's word, then its issuer
+    "Summe 2 400 Kuna, rok 15 dana",                                        # an amount in its currency
 ])
 def test_prose_with_numbers_is_not_an_address(text):
     assert _found(addresses.addresses, text) == []

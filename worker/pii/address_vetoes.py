@@ -22,12 +22,23 @@ ROAD_NUMBER = re.compile(r"(?:i|a|m|us|sr|e|n|b)-?\d{1,3}(?:\([a-z]\))?(?:\s+(?:
 VITALS = re.compile(r"\b(?:spo2|sats|bpm|mmhg|gcs|bp\s?\d{2,3}/\d{2,3}|resp(?:iratory)? rate|pulse)\b", re.IGNORECASE)
 # Business words and company registers that name the number after them ("D-U-N-S
 # 15-048-3782"; a block is an address's too, TX a state's). Not "PIN": India's postcode.
-_COMPANY_REGISTERS = frozenset({"d-u-n-s", "duns", "lei", "hrb", "hra", "kvk", "krs", "regon", "vat"})
+_COMPANY_REGISTERS = frozenset({"d-u-n-s", "duns", "lei", "hrb", "hra", "kvk", "krs", "regon", "vat", "naics", "sic",
+                                "cage", "cro"})
 RECORD_WORDS = (BUSINESS.words | _COMPANY_REGISTERS) - NOT_PROSE - {"block"} - set(US_STATES.split("|"))
 
 
 def record_number(text: str, start: int) -> bool:
-    return any(word in RECORD_WORDS for word in words_before(text, start, 1))
+    """A record's word right before the number ("port 6432", "Bon-Nr. 5612"), or before the
+    code of its issuer ("flight LH 2417", "train TGV 6203")."""
+    before = words_before(text, start, 2)
+    if before and (before[-1] in RECORD_WORDS or record_compound(before[-1]) and not before[-1].startswith(_DOORS)):
+        return True
+    return len(before) == 2 and before[0] in RECORD_WORDS and before[1].isalpha() and len(before[1]) <= 3
+
+
+_DOORS = ("haus", "huis", "house")  # "Hausnummer 12": the door's own number
+# ISO 6346: a container's owner code (three letters and U, J or Z), six digits and a check digit.
+CONTAINER = re.compile(r"[a-z]{3}[ujz]\s?\d{6}\s?\d(?!\d)", re.IGNORECASE)
 
 
 def quantity(anchor: str) -> bool:

@@ -103,6 +103,8 @@ inch inches lb lbs kg kgs g gram grams ton tons times people person persons user
 lane lanes floor floors storey storeys point points percent pct % x
 mbps gbps kbps mb gb kb tb mhz ghz hz rpm mph kph kmh btu gal gallon gallons ml mg kw kwh psi dpi fps px
 nm um µm db dbm gbit mbit kbit mah wh mw litre litres liter liters kcal ohm
+eur euro euros usd dollars gbp pounds chf sek nok dkk kr pln zł zl czk kč huf ft tl try lira kuna ron lei bgn
+inr rupees jpy yen cny rmb yuan krw won thb baht myr idr rp zar rand ngn naira kes ksh aed dirham sar riyal
 """.split())
 ENGLISH_JOINERS = frozenset({"the", "of", "and", "at", "on", "in", "to"})
 # Prefixes that are everyday words too ("via email", "am Montag", "place 3 orders").

@@ -143,8 +143,9 @@ def addresses(text: str) -> list[Hit]:
                 spans.append(_extend(text, match.start(), match.end(), weak=False) or (match.start(), match.end()))
     for anchor in _WEAK:
         for match in anchor.finditer(text):
-            if "place" in anchor.groupindex and not vetoes.may_be_place(match):
-                continue
+            if "place" in anchor.groupindex and not vetoes.may_be_place(match) \
+                    or vetoes.CONTAINER.match(text, match.start()):
+                continue  # not a place's name; "MSCU 472819 6": a shipping container's number
             if anchor is _NAMED_STREET and vetoes.landmark_after(text, match.end()):
                 continue  # "Oxford Street station": a place named after the street
             if match.groupdict().get("letters") and match.group("letters").lower() in NOT_POSTCODE_LETTERS:

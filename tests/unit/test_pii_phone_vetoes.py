@@ -141,6 +141,8 @@ def test_numbers_glued_to_unspaced_scripts_keep_their_extensions_and_vanity_numb
     ("Auftrag 2024/044718823 wurde storniert", "044718823"),                  # the tail of a slashed id
     ("Fehlerbericht 2025-02-0713 ist offen", "2025-02-0713"),                 # numbered by year and month
     ("Datadog monitor 220417731 is flapping", "220417731"),
+    ("Ondernemingsnummer: BE 0738.412.905, RPR Gent", "0738.412.905"),        # a Belgian enterprise number
+    ("Part no. 0713-882-410-C fits; the 0713-882-411 does not.", "0713-882-411"),  # a part number's twin
     ("[10:02:11] Agent: and the claim number? [10:02:14] Caller: yes, it's 4-4-1-0-2-2-9-7.", "4-4-1-0-2-2-9-7"),
 ])
 def test_prices_record_phrases_lead_cut_counts_ports_and_year_numbered_ids_are_not_phone_numbers(text, value):
@@ -150,6 +152,7 @@ def test_prices_record_phrases_lead_cut_counts_ports_and_year_numbered_ids_are_n
 @pytest.mark.parametrize("text, value", [
     ("Customer number: call me on 0412 345 678 instead", "0412 345 678"),     # a phone word after the label
     ("hívj a 06 20 555 0147-es számon", "06 20 555 0147"),                    # a Hungarian suffix after the number
+    ("bel me op 0470.12.34.56 vanavond", "0470.12.34.56"),                    # a Belgian mobile, dotted in pairs
 ])
 def test_a_phone_word_after_a_record_label_and_a_suffix_after_the_number_keep_a_phone_number(text, value):
     assert _phone(text, value) is True

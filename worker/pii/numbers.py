@@ -163,7 +163,7 @@ def phone_in_context(text: str, start: int, value: str) -> bool:
     shape = re.sub(r"\d", r"\\d", re.escape(value))
     return not any(m.start() != start and re.sub(r"\D", "", m.group(0))[:4] == digits[:4]
                    and not _phone_alone(text, m.start(), m.group(0))
-                   for m in re.finditer(rf"(?<![\w\-]){shape}(?![\w\-])", text))
+                   for m in re.finditer(rf"(?<![\w\-]){shape}(?![\w]|-\d)", text))
 
 
 def _phone_alone(text: str, start: int, value: str) -> bool:
@@ -215,8 +215,8 @@ def _phone_alone(text: str, start: int, value: str) -> bool:
     if _URL_PATH.search(text[max(0, start - 120):start]):
         return False  # "dhl.de/t/4417829310": a path segment of a web address ("wa.me/..." is found on its own)
     before = words_before(text, start, 6)
-    if phone_vetoes.vat_number(text, start) or phone_vetoes.zip_plus_four(text, value):
-        return False  # "VAT Reg. GB 123 4567 89", a ZIP+4 code in a text about postal codes
+    if phone_vetoes.vat_number(text, start, value) or phone_vetoes.zip_plus_four(text, value):
+        return False  # "VAT Reg. GB 123 4567 89", "BE 0417.497.106", a ZIP+4 code in a text about postal codes
     near = 1 if value.startswith(("+", "(")) else 6  # "+44 ..." is a phone unless labelled right before it
     unlabelled = ["" if _phone_label(before, i) else word for i, word in enumerate(before)]
     business = [i for i in range(len(before)) if RECORDS.found_in(unlabelled[i:]) and i >= len(before) - near]

@@ -35,10 +35,14 @@ _COPULAS = frozenset({"is", "was", "are", "were", "reads", "read", "shows", "say
                       "es", "era", "è", "é", "equals", "="})
 
 
-def vat_number(text: str, start: int) -> bool:
-    """``VAT Reg. GB 123 4567 89``: a tax number after its country's letters."""
+def vat_number(text: str, start: int, value: str) -> bool:
+    """``VAT Reg. GB 123 4567 89``: a tax number after its country's letters; a Belgian
+    enterprise number in its own dotted form (``0417.497.106``)."""
     vat = _VAT_PREFIX.search(text[max(0, start - 40):start])
-    return vat is not None and vat.group("country").lower() in _VAT_COUNTRIES
+    return vat is not None and vat.group("country").lower() in _VAT_COUNTRIES or bool(_BE_ENTERPRISE.fullmatch(value))
+
+
+_BE_ENTERPRISE = re.compile(r"[01]\d{3}\.\d{3}\.\d{3}")
 
 
 def clause_head(text: str, start: int, phone_words: Collection[str]) -> bool | None:

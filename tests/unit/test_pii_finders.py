@@ -296,6 +296,7 @@ def test_wallets_by_shape_and_an_ipv6_address_written_with_a_port():
     ("He lives at 88 Bay St., Staten Island, New York 10301-2223", "88 Bay St., Staten Island, New York 10301-2223"),
     ("Adresse : Case postale 45, 2001 Neuchâtel", "Case postale 45, 2001 Neuchâtel"),  # "case": a box's word
     ("Address: Unit 4, The Parcel Yard, 3 King St, Leeds LS1 2HH", "Unit 4, The Parcel Yard, 3 King St, Leeds LS1 2HH"),
+    ("send the invoice to 4417 Linden Ave N, Seattle, WA 98103", "4417 Linden Ave N, Seattle, WA 98103"),  # "to"
 ])
 def test_postal_addresses_from_the_street_line_to_the_postcode(text, value):
     assert [v.lower() for _, v, _ in _found(addresses.addresses, text)] == [value.lower()]
@@ -333,6 +334,7 @@ def test_postal_addresses_from_the_street_line_to_the_postcode(text, value):
     "Vendor codes: CAGE 3XYZ1, NAICS 334111, DUNS 08-441-2290",            # company registers
     "MwSt 7% 3,21 Bon-Nr. 7716 Kasse 4 Filiale 0212",                      # a record's compound before it
     "Train ICE 1517 Berlin to Hamburg, coach 9",                            # a record's word, then its issuer
+    "Flight LH 2417 MUC-WAW on 18 Sep, seat 14C",
     "Summe 2 400 Kuna, rok 15 dana",                                        # an amount in its currency
 ])
 def test_prose_with_numbers_is_not_an_address(text):

@@ -33,7 +33,8 @@ def record_number(text: str, start: int) -> bool:
     before = words_before(text, start, 2)
     if before and (before[-1] in RECORD_WORDS or record_compound(before[-1]) and not before[-1].startswith(_DOORS)):
         return True
-    return len(before) == 2 and before[0] in RECORD_WORDS and before[1].isalpha() and len(before[1]) <= 3
+    return len(before) == 2 and before[0] in RECORD_WORDS and before[1].isalpha() and len(before[1]) <= 3 \
+        and before[1] not in FUNCTION_WORDS and before[1] not in {"via", "c/o"}  # not "the invoice to 12 Elm St"
 
 
 _DOORS = ("haus", "huis", "house")  # "Hausnummer 12": the door's own number

@@ -268,6 +268,8 @@ _ASKED_RECORD = re.compile(r"\b(?P<record>[^\W\d_]+)\s+(?:number|no\.?|#|id)\s*[
                            r"(?P<answer>(?:[^\W\d_’']+[’']?[^\W\d_]*[ ,]+){0,3})$", re.IGNORECASE)
 
 
+# The part of a slashed id before the number ("2024/0311...", "1874221/2024"): four digits or
+# more not starting with 0, so no area code ("089/1234567" is one).
 _SLASHED_TAIL = re.compile(r"(?<![\d/])[1-9]\d{3,}/$")
 # Unix time in seconds or milliseconds (2001 to 2033): a bare run of ten digits starting with
 # 1 is no North American number (area codes start at 2); only a phone word other than "at" or

@@ -62,15 +62,6 @@ _HUNDREDS = _counted(("sto dwiescie trzysta czterysta piecset szescset siedemset
                      setecientas=700, ochocientas=800, novecientas=900, duzentas=200, trezentas=300)
 _GLUED_HUNDREDS = re.compile(r"(cento|duecento|trecento|quattrocento|cinquecento|seicento|settecento|ottocento|"
                              r"novecento)(\w+)$")
-
-
-def hundreds_value(word: str) -> int | None:
-    """The value of hundreds said in one word, with the tens and units glued to them."""
-    if word in _HUNDREDS:
-        return _HUNDREDS[word]
-    glued = _GLUED_HUNDREDS.match(word)
-    rest = number_value(glued.group(2)) if glued else None
-    return _HUNDREDS[glued.group(1)] + rest if glued and rest is not None and rest > 0 else None
 _REPEAT = {"double": 2, "doble": 2, "doppel": 2, "triple": 3, "treble": 3}
 _PLUS = frozenset({"plus", "mas"})
 _CONNECTORS = frozenset({"et", "y", "e"})  # "vingt et un", "treinta y dos", "vinte e dois"
@@ -115,6 +106,15 @@ def number_value(word: str) -> int | None:
 
 _GLUED_STEMS = {"vent": 20, "trent": 30, "quarant": 40, "cinquant": 50, "sessant": 60, "settant": 70, "ottant": 80,
                 "novant": 90, "veinti": 20}
+
+
+def hundreds_value(word: str) -> int | None:
+    """The value of hundreds said in one word, with the tens and units glued to them."""
+    if word in _HUNDREDS:
+        return _HUNDREDS[word]
+    glued = _GLUED_HUNDREDS.match(word)
+    rest = number_value(glued.group(2)) if glued else None
+    return _HUNDREDS[glued.group(1)] + rest if glued and rest is not None and rest > 0 else None
 
 
 def spoken_spans(text: str) -> list[tuple[int, int]]:

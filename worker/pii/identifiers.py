@@ -102,12 +102,12 @@ def _value_groups(text: str, pos: int) -> tuple[int, int] | None:
         end = pos + part.end()
         digits += sum(ch.isdigit() for ch in token)
     value = text[pos:end]
-    if digits < 4 or sum(ch.isalnum() for ch in value) < 6 or _CALENDAR_DATE.fullmatch(value):
+    if digits < 4 or sum(ch.isalnum() for ch in value) < 6 or _ISO_DATE.fullmatch(value):
         return None  # "wygasa za 7 dni (2024-03-19)": a date after a word that is also an id's name
     return pos, end
 
 
-_CALENDAR_DATE = re.compile(r"(?:19|20)\d\d-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])")
+_ISO_DATE = re.compile(r"(?:19|20)\d\d-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])")
 
 
 def _has_digits(token: str) -> bool:

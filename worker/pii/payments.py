@@ -43,9 +43,8 @@ def _card_score(text: str, start: int, raw: str, digits: str) -> float:
     network = card_network(digits)
     groups = tuple(len(g) for g in re.split(r"[ \-]", raw))
     card_shaped = network and (len(groups) == 1 or groups in CARD_GROUPS)
-    clause = _CLAUSE_END.split(text[max(0, start - 80):start])[-1]
     if BUSINESS.found_in(before[-2:]) and not _card_named_after(before) and not (luhn_valid(digits) and cue) \
-            and BUSINESS.found_in(words_before(clause, len(clause), 2)):
+            and _business_in_sentence(text, start):
         return 0.0  # "order id 5623...", "exp ..., order id ...": the business word is the nearer
     if not cue and len(digits) in (12, 13) and gtin_valid(digits) and not luhn_valid(digits):
         return 0.0  # an EAN-13 or UPC-A barcode, its own check digit right and a card's wrong
@@ -61,6 +60,11 @@ def _card_score(text: str, start: int, raw: str, digits: str) -> float:
 # The end of a sentence or a question: a business word before it names nothing after it
 # ("... the school lunch account? 4539 5780 1234 5671 exp 09/27").
 _CLAUSE_END = re.compile(r"[?!;]\s|\.\s+(?=[A-Z\d])")
+
+
+def _business_in_sentence(text: str, start: int) -> bool:
+    clause = _CLAUSE_END.split(text[max(0, start - 80):start])[-1]
+    return BUSINESS.found_in(words_before(clause, len(clause), 2))
 
 
 def _card_named_after(before: list[str]) -> bool:

@@ -267,6 +267,27 @@ def test_an_identifier_announced_by_its_name_is_found_in_many_languages(text, va
     assert (kind, value, numbers.NAMED) in [(k, v.lower(), s) for k, v, s in _found(identifiers.named_ids, text)]
 
 
+@pytest.mark.parametrize("text", [
+    "CUIT 30-71184220-4 (inmobiliaria), Ley 27.551",                        # a legal entity's CUIT
+    "Olá, a encomenda foi faturada (NIF 503 504 564)",                      # a Portuguese company's NIF
+    "Steuernummer 21/815/08150 (Betrieb), Festsetzung unter Vorbehalt",     # a business's tax number
+    "invalid NI number format, expected AA999999A",                         # a format's mask
+    "SSN format 999-99-9999 only",
+    "declined amount=2318.40 code=05 rrn=412210448817",                     # a payment's retrieval reference
+])
+def test_company_tax_numbers_format_masks_and_payment_references_are_no_personal_identifier(text):
+    assert _found(identifiers.named_ids, text) == []
+
+
+@pytest.mark.parametrize("text, value", [
+    ("CUIT 20-31184220-4 del inquilino", "20-31184220-4"),
+    ("NIF 245 123 456 da inquilina", "245 123 456"),
+    ("주민등록번호 RRN 880314-2184517", "880314-2184517"),
+])
+def test_a_person_s_cuit_nif_and_resident_number_stay_identifiers(text, value):
+    assert value in [v for _, v, _ in _found(identifiers.named_ids, text)]
+
+
 def test_wallets_by_shape_and_an_ipv6_address_written_with_a_port():
     assert _found(payments.wallets, "send to 0x71c9a4e3b2d06f58e1a9c7b34d20f6e8a5c19b3d") == [
         ("CRYPTO", "0x71c9a4e3b2d06f58e1a9c7b34d20f6e8a5c19b3d", numbers.CERTAIN)]
@@ -297,6 +318,10 @@ def test_wallets_by_shape_and_an_ipv6_address_written_with_a_port():
     ("Adresse : Case postale 45, 2001 Neuchâtel", "Case postale 45, 2001 Neuchâtel"),  # "case": a box's word
     ("Address: Unit 4, The Parcel Yard, 3 King St, Leeds LS1 2HH", "Unit 4, The Parcel Yard, 3 King St, Leeds LS1 2HH"),
     ("send the invoice to 4417 Linden Ave N, Seattle, WA 98103", "4417 Linden Ave N, Seattle, WA 98103"),  # "to"
+    ("Doors 19:00, support act 19:45, Flat 2, 9 Mill Road, Ely CB7 4DD", "Flat 2, 9 Mill Road, Ely CB7 4DD"),
+    ("Adres: Keizersgracht 318, 1016 EZ Amsterdam", "Keizersgracht 318, 1016 EZ Amsterdam"),
+    ("new address is Valiasr St, no. 2134, unit 6, Tehran 1967913561.",
+     "Valiasr St, no. 2134, unit 6, Tehran 1967913561"),
 ])
 def test_postal_addresses_from_the_street_line_to_the_postcode(text, value):
     assert [v.lower() for _, v, _ in _found(addresses.addresses, text)] == [value.lower()]
@@ -336,6 +361,10 @@ def test_postal_addresses_from_the_street_line_to_the_postcode(text, value):
     "Train ICE 1517 Berlin to Hamburg, coach 9",                            # a record's word, then its issuer
     "Flight LH 2417 MUC-WAW on 18 Sep, seat 14C",
     "Summe 2 400 Kuna, rok 15 dana",                                        # an amount in its currency
+    "her phone was snatched on Sukhumvit Soi 11; police ref tp-2291",       # a prefix and a number alone
+    "Le train part du quai 11 et arrive à Lyon à 9 h 38",                  # a platform
+    "Log pokazuje timeout na porcie 8080 po 30000 ms, commit d41d8cd",      # no town after a Dutch postcode
+    "Terminal 60012298, mid 4400018821, batch 118, STAN 004471, RRN 407112884120",  # records' fields
 ])
 def test_prose_with_numbers_is_not_an_address(text):
     assert _found(addresses.addresses, text) == []

@@ -184,3 +184,24 @@ def test_a_short_line_a_call_word_announces_is_a_phone_number(text, found):
     view = canonical_view(text).text
     assert [view[h.start:h.end] for h in numbers.phones(view)
             if numbers.phone_in_context(view, h.start, view[h.start:h.end])] == found
+
+
+@pytest.mark.parametrize("text, value", [
+    ("call transferred to desk 17, call ID 7781-2241-09.", "7781-2241-09"),          # a phone word in a record's name
+    ("HDMI cable 2m, art. no. 714.882.03, qty 2", "714.882.03"),                     # an article's number
+    ("FedEx 7749 1234 5678 is stuck in customs", "7749 1234 5678"),                 # a carrier's tracking number
+    ("both went by UPS 4417 2291 0877 yesterday", "4417 2291 0877"),
+    ("terminal 60012298, mid 4400018821, batch 118", "4400018821"),                # a merchant id
+])
+def test_record_names_holding_a_phone_word_articles_carriers_and_merchants_name_no_phone(text, value):
+    assert _phone(text, value) is False
+
+
+@pytest.mark.parametrize("text, value", [
+    ("call DHL on 0800 123 4567 if it is late", "0800 123 4567"),                   # a carrier's line, a call word
+    ("the DHL courier, phone 0171 2233445, will ring", "0171 2233445"),
+    ("please call 0800 123 4567", "0800 123 4567"),
+    ("call me mid morning on 07700 900123", "07700 900123"),
+])
+def test_a_carrier_named_near_a_phone_word_leaves_the_phone_number(text, value):
+    assert _phone(text, value) is True

@@ -342,6 +342,8 @@ def _keep(text: str, finding: Finding) -> bool:
         return numbers.phone_in_context(text, finding.start, value)
     if finding.recognizer == "InPanRecognizer":
         return _PAN.fullmatch(value) is not None  # Presidio's weakest PAN pattern looks ahead past its own match
+    if finding.entity_type in ("NATIONAL_ID", "US_SSN") and identifiers.format_mask(value):
+        return False  # "expected AA999999A": the format's mask, not somebody's number
     if finding.entity_type == "US_SSN":
         if finding.score < numbers.LIKELY and numbers.named_by_record(text, finding.start):
             return False  # "Model number on the water heater is 442-81-0093", no SSN word near

@@ -27,6 +27,13 @@ _COMPANY_REGISTERS = frozenset({"d-u-n-s", "duns", "lei", "hrb", "hra", "kvk", "
 RECORD_WORDS = (BUSINESS.words | _COMPANY_REGISTERS) - NOT_PROSE - {"block"} - set(US_STATES.split("|"))
 
 
+# Business words that are also words of places and their parts ("Sector V", "Model Town").
+_PLACE_LIKE_RECORD_WORDS = frozenset({"no", "#", "№", "zip", "postcode", "zipcode", "v", "well", "model", "part",
+                                      "height", "table", "run", "track", "exit", "inc", "story", "span", "draw",
+                                      "epic", "monitor", "member", "plate", "rule", "sample", "org", "record",
+                                      "status", "loan", "project", "node", "issue", "shelf", "slot", "seat"})
+
+
 def record_number(text: str, start: int) -> bool:
     """A record's word right before the number ("port 6432", "Bon-Nr. 5612"), or before the
     code of its issuer ("flight LH 2417", "train TGV 6203")."""
@@ -75,10 +82,10 @@ def may_be_place(match: re.Match[str]) -> bool:
     share = capitalised_share(place)
     if share is not None and share < 0.5 and not word[0].isupper():
         return False  # "meter reading 048213": an English word written as one
+    if len(place) <= 2:
+        return False  # "HD 172167", "8080 po": a catalogue's letters, a word; no place is named by two
     if place in places():
         return True
-    if len(place) <= 2:
-        return False  # "HD 172167": a catalogue's letters; no place is named by two
     if place in DEMONYMS or place in NOT_A_PERSON:
         return False  # "2018 Mexican model", "9090 Prometheus, 3000 Grafana": a people's name, a product
     if "code" in match.groupdict() and len(match.group("code")) == 3:
@@ -138,7 +145,8 @@ _RECORD_NUMBER = re.compile(r"(?P<word>[^\W\d_][\w\-]*)\.?\s*(?:(?:no|nr|n°|nº
 def names_a_record(part: str) -> bool:
     for match in _RECORD_NUMBER.finditer(part):
         word = match.group("word").lower()
-        if word in _PART_RECORDS or word in RECORDS.words and _NUMBER_COMPOUND.search(word):
+        if word in _PART_RECORDS or word in RECORDS.words and _NUMBER_COMPOUND.search(word) \
+                or word in RECORD_WORDS and word not in _PLACE_LIKE_RECORD_WORDS:
             return True
     return False
 

@@ -130,6 +130,13 @@ def addresses(text: str) -> list[Hit]:
             if anchor in (_PREFIX_FIRST, _NUMBER_FIRST) and not vetoes.street_name(match.group("prefix"),
                                                                             match.group("name")):
                 continue
+            if anchor is _PREFIX_FIRST and not match.group("name").strip() \
+                    and not re.match(r"\s*(?:#|no\.?|n[°º])\s*\d", text[match.end():], re.IGNORECASE):
+                span = _extend(text, match.start(), match.end(), weak=True)
+                if span is not None:
+                    spans.append(span)
+                continue  # "Soi 11", "Quai 11": a prefix and a number alone name a lane or a platform
+                # ("Carrera 7 # 71-21" numbers its door after the sign)
             if anchor is _NUMBER_FIRST and match.group("prefix").lower() in vetoes.NAME_FIRST_PREFIXES:
                 continue  # "2025 im Sekretariat": German streets are named before their number ("Im Tal 5")
             if anchor in (_COMPOUND_STREET, _SPACED_SUFFIX_STREET) and is_common(match.group(0).split()[0].lower()):
@@ -150,6 +157,8 @@ def addresses(text: str) -> list[Hit]:
                 continue  # "Oxford Street station": a place named after the street
             if match.groupdict().get("letters") and match.group("letters").lower() in NOT_POSTCODE_LETTERS:
                 continue  # "2024 de", "1000 IU": a year or an amount before a word, not "1017 XN"
+            if match.groupdict().get("letters") and not re.match(r"\s*,?\s*[^\W\d_]", text[match.end():]):
+                continue  # "port 8080 po 30000 ms": a Dutch postcode is written before its town
             first = match.group(0).split()[0].lower().strip(".:#")
             if first == "rr" and vetoes.VITALS.search(text) or vetoes.cas_number(text, match.group(0)):
                 continue  # "HR 88, RR 16, SpO2 97%", "ethanol 64-17-5": a respiratory rate, a chemical's number
@@ -303,9 +312,13 @@ def _extend_left(text: str, start: int, *, general: bool) -> int:
             return start  # prose before the anchor in its own part
     for _ in range(4):
         match = _LEFT_PART.search(text[:start])
-        if match is None:
-            return start
+        if match is None or re.search(r"\d(?::|[.,](?=\d))$", text[:match.start(1)]):
+            return start  # "support act 19:45, block 112": the minutes of a time, not an address part
         part = match.group(1)
+        if general and vetoes.names_a_record(part):
+            taken = _address_suffix(part)  # "batch 118, STAN 004471": a record's field, not an address part
+            return match.start(1) + len(part) - taken if taken and not vetoes.names_a_record(part[len(part) - taken:]) \
+                else start
         if _unit_or_building(part.strip()) or general and _address_like(part.strip()):
             start = match.start(1) + len(part) - len(part.lstrip())
             general = general and not any(street.search(part) for street in _STRONG)  # only units before a street

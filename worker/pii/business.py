@@ -38,6 +38,10 @@ _WORDS = [
     "gz", "entreprise", "d'entreprise", "bankgiro", "plusgiro", "postgiro", "vergi", "sicil", "nota fiscal", "série",
     "serie", "značka", "control number", "control no", "record", "monitor", "xid", "imei", "iccid", "meid",
     "factuur", "cartella", "apólice", "apolice", "felanmälan", "ärende", "call id", "πρωτοκόλλου", "πρωτόκολλο",
+    "art no", "call ref", "call reference", "mid", "tid", "rrn", "merchant id", "terminal id", "auth code",
+    # parcel carriers: the number after one is its tracking number
+    "fedex", "ups", "usps", "dhl", "dpd", "gls", "seur", "tnt", "postnl", "colissimo", "chronopost", "correos",
+    "aramex", "purolator", "inpost", "bpost", "evri", "parcelforce", "royal mail", "yamato", "sagawa",
 ]
 
 # Registers a company, not a person, is entered in, and codes that route to a bank branch.

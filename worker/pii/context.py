@@ -12,8 +12,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 # A point ends a clause before a capital, except after the abbreviations of a number's label
-# ("Alt. No.: 020 2553 1190", "Tel. Mob. 0412 ..."): the view capitalises the word after them.
-_LABEL_ABBREVIATIONS = ("no", "nr", "alt", "tel", "mob", "ph", "ext", "ref", "fax", "num")
+# ("Alt. No.: 020 2553 1190", "Tel. Mob. 0412 ...", "art. no. 714.882.03"): the view capitalises the
+# word after them.
+_LABEL_ABBREVIATIONS = ("no", "nr", "alt", "tel", "mob", "ph", "ext", "ref", "fax", "num", "art")
 _CLAUSE_BREAK = re.compile(r"[|;\n•]|" + "".join(rf"(?<!\b(?i:{a})\.)" for a in _LABEL_ABBREVIATIONS)
                            + r"(?<=[.!?])(?=\s+[A-Z])")
 _TOKEN = re.compile(r"[#№]|[^\W_]+(?:['’.-][^\W_]+)*\.?", re.UNICODE)

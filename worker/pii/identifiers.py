@@ -65,9 +65,34 @@ def named_ids(text: str) -> list[Hit]:
     hits = []
     for match in _KEYWORD_RE.finditer(text):
         span = _id_value(text, match.end())
-        if span is not None:
-            hits.append(Hit(ID_KEYWORDS[match.group(1).lower()], span[0], span[1], NAMED))
+        if span is None or _company_number(match.group(1).lower(), text[span[0]:span[1]]) \
+                or _COMPANY_AFTER.match(text, span[1]) or format_mask(text[span[0]:span[1]]):
+            continue
+        hits.append(Hit(ID_KEYWORDS[match.group(1).lower()], span[0], span[1], NAMED))
     return hits
+
+
+# "Steuernummer 21/815/08150 (Betrieb)", "NIF 503504564 (empresa)": the tax number of a business.
+_COMPANY_AFTER = re.compile(r"\s*\(?\s*(?:betrieb|firma|unternehmen|gewerbe|empresa|entreprise|société|societe|"
+                            r"società|company|business|gmbh|ltd|inc|llc)\b", re.IGNORECASE)
+# "expected AA999999A", "XXX-XX-XXXX": a format's mask, every digit the same placeholder.
+_FORMAT_MASK = re.compile(r"[a-z\s.\-/]*(?:(?P<d>\d)(?:[\s.\-/]*(?P=d)){5,})[a-z\s.\-/]*", re.IGNORECASE)
+
+
+def format_mask(value: str) -> bool:
+    return _FORMAT_MASK.fullmatch(value) is not None
+
+
+def _company_number(keyword: str, value: str) -> bool:
+    """An Argentine CUIT of 30, 33 or 34 is a legal entity's; a Portuguese NIF (NIPC) of 5, 6 or 9
+    a company's, a public body's or a fund's; an "RRN" of other than 13 digits a payment's
+    retrieval reference, not a Korean resident registration number."""
+    digits = re.sub(r"\D", "", value)
+    if keyword == "rrn":
+        return len(digits) != 13  # a Korean resident registration number has 13 digits; a payment's RRN 12
+    if keyword in ("cuit", "cuil"):
+        return len(digits) == 11 and digits[:2] in ("30", "33", "34")
+    return keyword == "nif" and len(digits) == 9 and digits[0] in "569" and not re.search(r"[a-z]", value, re.I)
 
 
 def _id_value(text: str, cursor: int) -> tuple[int, int] | None:

@@ -217,6 +217,8 @@ def _phone_alone(text: str, start: int, value: str) -> bool:
     before = words_before(text, start, 6)
     if phone_vetoes.vat_number(text, start, value) or phone_vetoes.zip_plus_four(text, value):
         return False  # "VAT Reg. GB 123 4567 89", "BE 0417.497.106", a ZIP+4 code in a text about postal codes
+    if any(before[-len(phrase):] == list(phrase) for phrase in RECORDS.phrases if set(phrase) & PHONE_CUES.words):
+        return False  # "call ID 7781-2241-09": the phone word is part of the record's name
     near = 1 if value.startswith(("+", "(")) else 6  # "+44 ..." is a phone unless labelled right before it
     unlabelled = ["" if _phone_label(before, i) else word for i, word in enumerate(before)]
     business = [i for i in range(len(before)) if RECORDS.found_in(unlabelled[i:]) and i >= len(before) - near]

@@ -32,6 +32,7 @@ _PLACE_LIKE_RECORD_WORDS = frozenset({"no", "#", "№", "zip", "postcode", "zipc
                                       "height", "table", "run", "track", "exit", "inc", "story", "span", "draw",
                                       "epic", "monitor", "member", "plate", "rule", "sample", "org", "record",
                                       "status", "loan", "project", "node", "issue", "shelf", "slot", "seat"})
+_FIELD_RECORD_WORDS = RECORD_WORDS - _PLACE_LIKE_RECORD_WORDS
 
 
 def record_number(text: str, start: int) -> bool:
@@ -146,7 +147,7 @@ def names_a_record(part: str) -> bool:
     for match in _RECORD_NUMBER.finditer(part):
         word = match.group("word").lower()
         if word in _PART_RECORDS or word in RECORDS.words and _NUMBER_COMPOUND.search(word) \
-                or word in RECORD_WORDS and word not in _PLACE_LIKE_RECORD_WORDS:
+                or word in _FIELD_RECORD_WORDS:
             return True
     return False
 

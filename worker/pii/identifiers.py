@@ -65,7 +65,7 @@ def named_ids(text: str) -> list[Hit]:
     hits = []
     for match in _KEYWORD_RE.finditer(text):
         span = _id_value(text, match.end())
-        if span is None or _company_number(match.group(1).lower(), text[span[0]:span[1]]) \
+        if span is None or _not_a_person_s(match.group(1).lower(), text[span[0]:span[1]]) \
                 or _COMPANY_AFTER.match(text, span[1]) or format_mask(text[span[0]:span[1]]):
             continue
         hits.append(Hit(ID_KEYWORDS[match.group(1).lower()], span[0], span[1], NAMED))
@@ -83,7 +83,7 @@ def format_mask(value: str) -> bool:
     return _FORMAT_MASK.fullmatch(value) is not None
 
 
-def _company_number(keyword: str, value: str) -> bool:
+def _not_a_person_s(keyword: str, value: str) -> bool:
     """An Argentine CUIT of 30, 33 or 34 is a legal entity's; a Portuguese NIF (NIPC) of 5, 6 or 9
     a company's, a public body's or a fund's; an "RRN" of other than 13 digits a payment's
     retrieval reference, not a Korean resident registration number."""

@@ -18,7 +18,7 @@ from ibex_api import errors
 from ibex_api.deps import ApiState
 from ibex_api.metrics import get_api_metrics
 from ibex_api.middleware import RequestContext
-from ibex_api.routes import erasures, escalations, memories, ops, reads, review
+from ibex_api.routes import entities, erasures, escalations, memories, ops, reads, review
 from ibex_api.schemas import request_components
 from ibex_worker.backlog import Backlog, OrgBacklogs
 from ibex_worker.celery_app import create_app as create_celery_app
@@ -54,6 +54,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(review.router())
     app.include_router(escalations.router())
     app.include_router(erasures.router())
+    app.include_router(entities.router())
     app.include_router(ops.router())
     app.add_middleware(RequestContext, max_body_bytes=settings.max_request_bytes, metrics=state.metrics)
     app.openapi = lambda: _openapi(app, settings)  # type: ignore[method-assign]

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ibex_worker.entity_keys import NAME_MAX_CHARS as ENTITY_NAME_MAX_CHARS
 from ibex_worker.limits import MAX_LABELS, NOTE_MAX_CHARS
 
 BATCH_MAX_ITEMS = 100
@@ -363,3 +364,65 @@ class ErasureView(BaseModel):
     error: dict[str, Any] | None = Field(description="`{code, message}` when it failed")
     created_at: str
     finished_at: str | None
+
+
+class EntityIn(BaseModel):
+    """An entity a person names (org-wide). The name and every alias are analysed for personal
+    data first: a finding refuses the request with ``PII_IN_FIELD`` naming the field."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, max_length=ENTITY_NAME_MAX_CHARS, pattern=NON_BLANK_PATTERN,
+                      description="the canonical name; never rewritten")
+    kind: str | None = Field(None, pattern=r"^[a-z][a-z0-9_]{0,31}$",
+                             description="what it is (`subject` when absent): `tool`, `project`, `service`...")
+    aliases: list[str] = Field(default_factory=list, max_length=20,
+                               description="other spellings that resolve to this entity")
+
+
+class AliasIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    alias: str = Field(min_length=1, max_length=ENTITY_NAME_MAX_CHARS, pattern=NON_BLANK_PATTERN,
+                       description="another spelling; later subjects of its key resolve to the entity")
+
+
+class EntityAlias(BaseModel):
+    alias: str
+    key: str = Field(description="the alias as names are compared: lower case, `.` and `'` dropped, other "
+                                 "punctuation one space")
+    created_by: str
+    created_at: str
+
+
+class EntitySummary(BaseModel):
+    id: str
+    name: str
+    key: str
+    kind: str
+    created_by: str = Field(description="`system:pipeline` (a memory's subject) or `api_key:<key id>`")
+    created_at: str
+
+
+class EntityResemblance(BaseModel):
+    entity_id: str
+    direction: Literal["outgoing", "incoming"]
+    type: Literal["possibly_same_as"]
+    evidence: dict[str, Any] = Field(description="`rule`, `similarity` and `threshold` of the keys' trigrams")
+    decided_by: str
+    created_at: str
+
+
+class EntityView(EntitySummary):
+    aliases: list[EntityAlias]
+    possibly_same_as: list[EntityResemblance]
+    memories: int = Field(description="memories whose subject resolved to this entity")
+
+
+class EntityList(BaseModel):
+    entities: list[EntitySummary]
+    next_cursor: str | None = Field(description="pass as `cursor` for the next page; null on the last one")
+
+
+class AliasList(BaseModel):
+    aliases: list[EntityAlias]

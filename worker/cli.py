@@ -38,8 +38,8 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Any]]:
     rem.add_argument("--batch", type=int, default=64, help="memories per task (default 64)")
     rem.add_argument("--stall", type=float, default=120.0, metavar="SECONDS",
                      help="stop when a batch makes no progress this long (default 120)")
-    fill = sub.add_parser("backfill", help="fill the lexical near-duplicate signal of memories stored before it "
-                                           "(resumable, with progress)")
+    fill = sub.add_parser("backfill", help="fill the lexical near-duplicate signal and the subject's entity of "
+                                           "memories stored before them (resumable, with progress)")
     fill.add_argument("--org", required=True)
     fill.add_argument("--batch", type=int, default=500, help="memories per transaction (default 500)")
     sub.add_parser("flower", help="run Flower on the broker (basic auth required; IBEX_FLOWER_*)")
@@ -229,7 +229,9 @@ def cmd_backfill(args: argparse.Namespace) -> int:
     if args.batch < 1:
         print("ibex backfill: --batch must be at least 1", file=sys.stderr)
         return 2
-    print(json.dumps(backfill.run(get_engine(get_settings().database_url), args.org, batch=args.batch)))
+    settings = get_settings()
+    print(json.dumps(backfill.run(get_engine(settings.database_url), args.org, batch=args.batch,
+                                  entity_threshold=settings.entity_similarity_threshold)))
     return 0
 
 

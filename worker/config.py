@@ -62,6 +62,9 @@ class Settings(BaseSettings):
     # Character-trigram Jaccard at or above which two texts are near duplicates without the
     # embedding (ibex_worker.lexical); chosen on the dev pairs by `make dedup-eval`.
     memory_near_duplicate_lexical_threshold: float = Field(0.79, gt=0.0, le=1.0)
+    # Trigram similarity of two entity keys at or above which a new entity is recorded as
+    # `possibly_same_as` an existing one (ibex_worker.entities); never a merge.
+    entity_similarity_threshold: float = Field(0.6, gt=0.0, le=1.0)
     memory_dedup_exact_enabled: bool = True
     memory_conflict_detection_enabled: bool = True
     near_duplicate_candidate_limit: int = Field(10, ge=1, le=100)  # top-k before the threshold

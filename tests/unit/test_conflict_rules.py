@@ -18,8 +18,8 @@ OTHER_SUBJECT = "backend team|use"
 
 
 def fact(memory_id: str, valid_from: datetime | None, valid_until: datetime | None = None,
-         subject_key: str | None = SUBJECT) -> Fact:
-    return Fact(memory_id, valid_from, valid_until, subject_key)
+         subject_key: str | None = SUBJECT, entity_id: str | None = None) -> Fact:
+    return Fact(memory_id, valid_from, valid_until, subject_key, entity_id)
 
 
 @pytest.mark.parametrize(("a", "b", "expected"), [
@@ -43,12 +43,13 @@ def test_overlap_follows_half_open_intervals_with_null_until_as_infinity(a, b, e
 
 def test_a_newer_sequential_fact_with_the_same_subject_supersedes_the_older_one():
     result = plan(fact("new", JUN), [fact("old", JAN, JUN)])
-    assert result == {"supersedes": ["old"], "superseded_by": [], "escalations": []}
+    assert result == {"supersedes": ["old"], "superseded_by": [], "escalations": [], "subjects": {"old": "subject_key"}}
 
 
 def test_a_late_arriving_older_fact_is_superseded_by_the_newer_one_already_stored():
     result = plan(fact("late-old", JAN, JUN), [fact("stored-new", JUN)])
-    assert result == {"supersedes": [], "superseded_by": ["stored-new"], "escalations": []}
+    assert result == {"supersedes": [], "superseded_by": ["stored-new"], "escalations": [],
+                      "subjects": {"stored-new": "subject_key"}}
 
 
 def test_the_decision_does_not_depend_on_arrival_order():
@@ -67,7 +68,7 @@ def test_the_decision_does_not_depend_on_arrival_order():
     pytest.param(fact("new", JAN, JUN), fact("old", MAR), id="late older fact overlaps the stored open-ended one"),
 ])
 def test_overlapping_intervals_escalate_instead_of_superseding(new, old):
-    assert plan(new, [old]) == {"supersedes": [], "superseded_by": [],
+    assert plan(new, [old]) == {"supersedes": [], "superseded_by": [], "subjects": {},
                                 "escalations": [{"candidate_id": "old", "reason": "overlapping_intervals"}]}
 
 
@@ -86,7 +87,7 @@ def test_overlapping_intervals_escalate_even_when_subjects_differ():
                  id="missing valid_from escalates whatever the subjects"),
 ])
 def test_a_missing_valid_from_on_either_side_escalates(new, old):
-    assert plan(new, [old]) == {"supersedes": [], "superseded_by": [],
+    assert plan(new, [old]) == {"supersedes": [], "superseded_by": [], "subjects": {},
                                 "escalations": [{"candidate_id": "old", "reason": "missing_valid_from"}]}
 
 
@@ -98,11 +99,11 @@ def test_a_missing_valid_from_on_either_side_escalates(new, old):
 ])
 def test_sequential_facts_without_a_shared_subject_are_no_conflict(new_subject, old_subject):
     result = plan(fact("new", JUN, subject_key=new_subject), [fact("old", JAN, JUN, old_subject)])
-    assert result == {"supersedes": [], "superseded_by": [], "escalations": []}
+    assert result == {"supersedes": [], "superseded_by": [], "escalations": [], "subjects": {}}
 
 
 def test_no_candidates_give_an_empty_plan():
-    assert plan(fact("new", JUN), []) == {"supersedes": [], "superseded_by": [], "escalations": []}
+    assert plan(fact("new", JUN), []) == {"supersedes": [], "superseded_by": [], "escalations": [], "subjects": {}}
 
 
 def test_each_candidate_is_decided_on_its_own_rule():
@@ -119,14 +120,40 @@ def test_each_candidate_is_decided_on_its_own_rule():
         "superseded_by": ["after"],
         "escalations": [{"candidate_id": "overlap", "reason": "overlapping_intervals"},
                         {"candidate_id": "undated", "reason": "missing_valid_from"}],
+        "subjects": {"before": "subject_key", "after": "subject_key"},
     }
+
+
+@pytest.mark.parametrize(("new", "old", "outcome"), [
+    pytest.param(fact("new", JUN, subject_key="project orion deadline|be", entity_id="e1"),
+                 fact("old", JAN, JUN, "orion project deadline|be", "e1"), {"supersedes": ["old"],
+                 "superseded_by": [], "escalations": [], "subjects": {"old": "entity"}},
+                 id="subjects of one entity are one subject though their keys differ"),
+    pytest.param(fact("new", JUN, subject_key="user|switch", entity_id="e1"),
+                 fact("old", JAN, JUN, "user|prefer", "e1"), {"supersedes": ["old"],
+                 "superseded_by": [], "escalations": [], "subjects": {"old": "entity"}},
+                 id="one entity, another predicate (ADR-0056: prefers Python, then switching to Go)"),
+    pytest.param(fact("new", JUN, subject_key="color scheme|be", entity_id="e2"),
+                 fact("old", JAN, JUN, "colour scheme|be", "e1"), {"supersedes": [],
+                 "superseded_by": [], "escalations": [], "subjects": {}},
+                 id="two entities (a resemblance is not one entity)"),
+    pytest.param(fact("new", JUN, subject_key="color scheme|be"),
+                 fact("old", JAN, JUN, "colour scheme|be"), {"supersedes": [],
+                 "superseded_by": [], "escalations": [], "subjects": {}},
+                 id="no entity on either side and different keys"),
+    pytest.param(fact("new", JUN, entity_id="e2"), fact("old", JAN, JUN, entity_id="e1"),
+                 {"supersedes": ["old"], "superseded_by": [], "escalations": [], "subjects": {"old": "subject_key"}},
+                 id="the same subject key is one subject whatever the entities"),
+])
+def test_the_same_subject_is_the_same_key_or_one_entity(new, old, outcome):
+    assert plan(new, [old]) == outcome
 
 
 def test_timezone_offsets_are_compared_as_instants():
     # 2024-06-01T02:00+02:00 is 2024-06-01T00:00Z: touching, not overlapping.
     plus_two = datetime(2024, 6, 1, 2, tzinfo=timezone(timedelta(hours=2)))
     result = plan(fact("new", plus_two), [fact("old", JAN, JUN)])
-    assert result == {"supersedes": ["old"], "superseded_by": [], "escalations": []}
+    assert result == {"supersedes": ["old"], "superseded_by": [], "escalations": [], "subjects": {"old": "subject_key"}}
 
 
 class _NoDatabase:

@@ -139,6 +139,21 @@ def test_the_report_and_subject_key_hold_no_value(redactor):
 
 
 @pytest.mark.parametrize("text, expected", [
+    ("The user prefers Python for data work.", ("user|prefer", "for datum work")),
+    ("The user is switching to Go for data work.", ("user|switch", "for datum work")),
+    ("For data work, the user now prefers Go.", ("user|prefer", "for datum work")),
+    ("The user prefers Go for web work.", ("user|prefer", "for web work")),
+    ("The user prefers tea in the morning.", ("user|prefer", None)),
+    ("The user buys flowers for Margaret Thornbury every Friday.", ("user|buy", None)),
+])
+def test_a_facts_aspect_is_its_for_phrase_and_never_a_redacted_value(redactor, text, expected):
+    outcome = _one(redactor, text)
+    assert (outcome.subject_key, outcome.subject_aspect) == expected
+    for variant in redactor.redact_many([text.upper(), text.lower()]):
+        assert variant.subject_aspect == expected[1], "the aspect is as case-stable as the placeholders"
+
+
+@pytest.mark.parametrize("text, expected", [
     ("Sent the RSVP for Chen Jiahui and her husband Liang.", "Sent the RSVP for [PERSON] and her husband [PERSON]."),
     ("Harrison said the Ford needs a new clutch.", "[PERSON] said the Ford needs a new clutch."),
     ("Notes: Halonen presented the numbers; Lindqvist raised concerns about churn.",

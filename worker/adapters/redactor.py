@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ibex_worker.adapters.subjects import subject_key_from_doc
+from ibex_worker.adapters.subjects import aspect_from_doc, subject_key_from_doc
 from ibex_worker.pii.casing import View, canonical_view
 from ibex_worker.pii.name_model import NameModel, shipped_model
 from ibex_worker.pii.policy import (Decision, Finding, RedactionPolicy, apply_placeholders, build_report,
@@ -37,6 +37,7 @@ class RedactionOutcome:
     quarantine_reasons: list[str]
     subject_key: str | None
     report: dict[str, Any] = field(default_factory=dict)
+    subject_aspect: str | None = None  # the fact's "for" phrase (adapters.subjects)
 
     @property
     def quarantined(self) -> bool:
@@ -116,6 +117,7 @@ class PresidioRedactor:
             quarantine_reasons=decision.reasons,
             subject_key=subject_key_from_doc(artifacts.tokens, [*decision.redact, *decision.mask]),
             report=build_report(findings, original, self.policy, self.name),
+            subject_aspect=aspect_from_doc(artifacts.tokens, [*decision.redact, *decision.mask]),
         )
 
 

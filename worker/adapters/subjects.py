@@ -3,9 +3,16 @@ model call).
 
 A key is ``"<subject words>|<predicate lemma>"``: the lemmas of the sentence's grammatical
 subject (compounds and modifiers kept, determiners, numbers and stop words dropped) and
-of its root verb. Imperatives with no subject fall back to the first noun chunk
-("Use port 8080 for staging" -> ``port|use``). Any token inside a redacted span becomes
+of its root verb. Imperatives with no subject fall back to the first noun chunk ("Use port 8080 for
+staging" -> ``port|use``); a verb the parser took for the subject is the predicate. Any token inside a redacted span becomes
 that span's placeholder, so a key never carries a raw PII value.
+
+The **aspect** is the respect in which the fact holds: the "for" phrase of the predicate,
+attached to the root verb or to its object ("The user prefers Python for data work" and
+"The user is switching to Go for data work" -> ``for data work``). Facts about one subject
+in one aspect are compared by the conflict stage even when their texts differ too much to
+be near duplicates. No aspect when the phrase holds a redacted value (``for [PERSON]``
+cannot be compared) or no content word.
 """
 
 from __future__ import annotations
@@ -15,6 +22,9 @@ from typing import Any, Protocol
 
 _SUBJECT_DEPS = {"nsubj", "nsubjpass"}
 _MODIFIER_DEPS = {"compound", "amod", "nmod", "poss"}
+_NOT_NOMINAL = {"VERB", "AUX"}
+_OBJECT_DEPS = {"dobj", "xcomp", "attr", "acomp", "oprd"}
+_ASPECT_PREPOSITIONS = {"for"}
 
 
 class _Span(Protocol):
@@ -28,7 +38,7 @@ def subject_key_from_doc(doc: Any, redacted: Sequence[_Span]) -> str | None:
     if not sentences:
         return None
     sentence = sentences[0]
-    root = sentence.root
+    root = _predicate(sentence.root)
     words = _subject_words(_subject_tokens(sentence, root), redacted)
     predicate = _word(root, redacted, keep_stop_words=True) or ""
     if not words and not predicate:
@@ -36,9 +46,20 @@ def subject_key_from_doc(doc: Any, redacted: Sequence[_Span]) -> str | None:
     return f"{' '.join(words)}|{predicate}"
 
 
+def _subject_of(verb: Any) -> Any:
+    return next((t for t in verb.children if t.dep_ in _SUBJECT_DEPS), None)
+
+
+def _predicate(root: Any) -> Any:
+    """The root, or the verb the parser took for its subject ("The user prefers Go": the
+    small model may read "Go" as the root verb and "prefers" as its subject)."""
+    head = _subject_of(root)
+    return head if head is not None and head.pos_ in _NOT_NOMINAL and _subject_of(head) is not None else root
+
+
 def _subject_tokens(sentence: Any, root: Any) -> list[Any]:
-    head = next((t for t in root.children if t.dep_ in _SUBJECT_DEPS), None)
-    if head is None:
+    head = _subject_of(root)
+    if head is None or head.pos_ in _NOT_NOMINAL:
         chunk = next(iter(sentence.noun_chunks), None)
         return list(chunk) if chunk is not None else []
     return [t for t in head.subtree if t.i == head.i or (t.dep_ in _MODIFIER_DEPS and t.head.i == head.i)]
@@ -61,3 +82,29 @@ def _word(token: Any, redacted: Sequence[_Span], *, keep_stop_words: bool = Fals
     if not token.is_alpha or token.like_num or (token.is_stop and not keep_stop_words):
         return None
     return token.lemma_.lower()
+
+
+def aspect_from_doc(doc: Any, redacted: Sequence[_Span]) -> str | None:
+    sentences = list(doc.sents)
+    if not sentences:
+        return None
+    top = sentences[0].root
+    root = _predicate(top)
+    heads = [root, *(t for t in root.children if t.dep_ in _OBJECT_DEPS), *([top] if top is not root else [])]
+    for head in heads:
+        for prep in head.children:
+            if prep.dep_ == "prep" and prep.lower_ in _ASPECT_PREPOSITIONS:
+                return _phrase(prep, redacted)
+    return None
+
+
+def _phrase(prep: Any, redacted: Sequence[_Span]) -> str | None:
+    obj = next((t for t in prep.children if t.dep_ == "pobj"), None)
+    if obj is None:
+        return None
+    tokens = [t for t in obj.subtree if t.i == obj.i or (t.dep_ in _MODIFIER_DEPS and t.head.i == obj.i)]
+    words = [_word(t, redacted) for t in tokens]
+    if any(w is not None and w.startswith("[") for w in words):
+        return None
+    kept = [w for w in words if w]
+    return f"{prep.lower_} {' '.join(kept)}" if kept else None

@@ -5,13 +5,26 @@ overlap iff ``a_from < b_until and b_from < a_until``. For each near-duplicate c
 
 - ``valid_from`` missing on either side -> escalate (``missing_valid_from``);
 - intervals overlap -> escalate (``overlapping_intervals``);
-- no overlap, same subject key -> the one with the newer ``valid_from`` supersedes the
+- no overlap, same subject -> the one with the newer ``valid_from`` supersedes the
   other (no classifier call), whichever arrived first: a late older fact ends up
-  superseded by the newer one already stored;
+  superseded by the newer one already stored. Two facts have the same subject when their
+  subject keys are equal, or when their subjects resolve to one entity
+  (``ibex_worker.entities``: same key or a recorded alias, never a mere resemblance), so
+  "The user prefers Python for data work" and "The user is switching to Go for data work"
+  (``user|prefer``, ``user|switch``) are about one subject;
 - no overlap, different subjects -> no conflict.
 
+The candidates are the near duplicates, and, for a dated fact with an aspect (its "for"
+phrase, ``adapters.subjects``), the agent's active dated facts about the same entity in the
+same aspect: "The user prefers Python for data work" and "The user is switching to Go for
+data work" read too differently to be near duplicates (embedding 0.6, trigram 0.4) but are
+one subject in one respect. These are decided by the same rules and never linked as near
+duplicates; facts naming different records of one kind are not candidates.
+
 Guarantees: ``ctx.conflict`` holds ``supersedes`` (ids the new memory supersedes),
-``superseded_by`` (ids that supersede it) and ``escalations`` ({candidate_id, reason});
+``superseded_by`` (ids that supersede it), ``escalations`` ({candidate_id, reason}) and
+``subjects`` (how each supersession's subjects matched: ``subject_key`` or ``entity``) and
+``same_aspect`` (the candidates found by entity and aspect, not as near duplicates);
 the decision is a pure function of the facts (``plan``). Escalations become durable rows in
 the persist transaction.
 """
@@ -23,8 +36,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from ibex_worker import entity_keys, identifiers
 from ibex_worker.db import tenant_tx
+from ibex_worker.pipeline import entities
 from ibex_worker.pipeline.context import StageDeps, WriteContext
+from ibex_worker.store import entities as entity_store
 from ibex_worker.store import memories
 
 RULE_SEQUENTIAL = "non_overlapping_same_subject_newer_valid_from"
@@ -36,6 +52,16 @@ class Fact:
     valid_from: datetime | None
     valid_until: datetime | None
     subject_key: str | None
+    entity_id: str | None = None
+
+
+def same_subject(a: Fact, b: Fact) -> str | None:
+    """How the two facts' subjects match (``subject_key``, ``entity``), or None."""
+    if a.subject_key is not None and a.subject_key == b.subject_key:
+        return "subject_key"
+    if a.entity_id is not None and a.entity_id == b.entity_id:
+        return "entity"
+    return None
 
 
 def overlaps(a: Fact, b: Fact) -> bool:
@@ -46,15 +72,16 @@ def overlaps(a: Fact, b: Fact) -> bool:
 
 
 def plan(new: Fact, candidates: Sequence[Fact]) -> dict[str, list[Any]]:
-    result: dict[str, list[Any]] = {"supersedes": [], "superseded_by": [], "escalations": []}
+    result: dict[str, Any] = {"supersedes": [], "superseded_by": [], "escalations": [], "subjects": {}}
     for old in candidates:
         if new.valid_from is None or old.valid_from is None:
             result["escalations"].append({"candidate_id": old.memory_id, "reason": "missing_valid_from"})
         elif overlaps(new, old):
             result["escalations"].append({"candidate_id": old.memory_id, "reason": "overlapping_intervals"})
-        elif new.subject_key is not None and new.subject_key == old.subject_key:
+        elif (match := same_subject(new, old)) is not None:
             key = "supersedes" if new.valid_from > old.valid_from else "superseded_by"
             result[key].append(old.memory_id)
+            result["subjects"][old.memory_id] = match
     return result
 
 
@@ -63,13 +90,24 @@ def load_facts(conn: Any, org_id: str, ids: Sequence[str]) -> list[Fact]:
     if not ids:
         return []
     rows = memories.active_facts(conn, org_id, ids)
-    by_id = {str(r.id): Fact(str(r.id), r.valid_from, r.valid_until, r.subject_key) for r in rows}
+    by_id = {str(r.id): Fact(str(r.id), r.valid_from, r.valid_until, r.subject_key,
+                             str(r.subject_entity_id) if r.subject_entity_id else None) for r in rows}
     return [by_id[i] for i in ids if i in by_id]
 
 
-def new_fact(ctx: WriteContext) -> Fact:
+def new_fact(conn: Any, ctx: WriteContext) -> Fact:
+    """The new memory's fact; its subject's entity as it resolves now (None for a subject no
+    entity has yet: persist creates it)."""
+    name = entity_keys.subject_name(ctx.subject_key)
+    resolved = entities.resolve(conn, ctx.org_id, name) if name is not None else None
     return Fact(ctx.job_id, _time(ctx.request.get("valid_from")), _time(ctx.request.get("valid_until")),
-                ctx.subject_key)
+                ctx.subject_key, resolved.entity_id if resolved is not None else None)
+
+
+def _may_share_an_aspect(ctx: WriteContext) -> bool:
+    """Whether the new fact can have candidates that are not near duplicates: it is dated,
+    has an aspect and a subject that names an entity."""
+    return bool(ctx.request.get("valid_from") and ctx.subject_aspect and entity_keys.subject_name(ctx.subject_key))
 
 
 def _skip_reason(ctx: WriteContext, deps: StageDeps) -> str | None:
@@ -77,23 +115,41 @@ def _skip_reason(ctx: WriteContext, deps: StageDeps) -> str | None:
         return "quarantined"
     if not deps.settings.memory_conflict_detection_enabled:
         return "disabled"
-    return None if ctx.near_duplicates else "no_candidates"
+    return None if ctx.near_duplicates or _may_share_an_aspect(ctx) else "no_candidates"
+
+
+def same_aspect_facts(conn: Any, ctx: WriteContext, deps: StageDeps, new: Fact, near: Sequence[str]) -> list[Fact]:
+    """The agent's active dated facts about the new fact's entity in its aspect that are not
+    near duplicates already, nor about another record of the same kind."""
+    if new.entity_id is None or new.valid_from is None or not ctx.subject_aspect:
+        return []
+    rows = entity_store.same_aspect(conn, ctx.org_id, ctx.agent_id, new.entity_id, ctx.subject_aspect,
+                                    deps.settings.near_duplicate_candidate_limit)
+    mine = identifiers.find(ctx.content or "")
+    return [Fact(str(r.id), r.valid_from, r.valid_until, r.subject_key, str(r.subject_entity_id)) for r in rows
+            if str(r.id) not in near and not identifiers.distinct_records(mine, identifiers.find(r.content))]
 
 
 def decide(conn: Any, ctx: WriteContext, deps: StageDeps) -> None:
     reason = _skip_reason(ctx, deps)
+    if reason is None:
+        near = [c["memory_id"] for c in ctx.near_duplicates]
+        new = new_fact(conn, ctx)
+        aspect = same_aspect_facts(conn, ctx, deps, new, near)
+        reason = None if near or aspect else "no_candidates"
     if reason is not None:
         ctx.conflict = {}
         ctx.decide("conflict", result="skipped", reason=reason)
         return
-    facts = load_facts(conn, ctx.org_id, [c["memory_id"] for c in ctx.near_duplicates])
-    ctx.conflict = plan(new_fact(ctx), facts)
+    ctx.conflict = {**plan(new, load_facts(conn, ctx.org_id, near) + aspect),
+                    "same_aspect": [f.memory_id for f in aspect]}
     outcome = ("supersedes" if ctx.conflict["supersedes"] else
                "superseded" if ctx.conflict["superseded_by"] else
                "escalated" if ctx.conflict["escalations"] else "no_conflict")
     ctx.decide("conflict", result=outcome, rule=RULE_SEQUENTIAL if outcome in ("supersedes", "superseded") else None,
                supersedes=ctx.conflict["supersedes"], superseded_by=ctx.conflict["superseded_by"],
-               escalations=ctx.conflict["escalations"], classifier_calls=0)
+               escalations=ctx.conflict["escalations"], subjects=ctx.conflict["subjects"],
+               same_aspect=ctx.conflict["same_aspect"], classifier_calls=0)
 
 
 def run(ctx: WriteContext, deps: StageDeps) -> WriteContext:

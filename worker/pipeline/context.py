@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # types only: the context stays a plain data module that load
     from ibex_worker.publish import Waker
 
 # Context fields kept in the job row's `context` JSON (everything but raw content and vector).
-_JSON_FIELDS = ("content", "content_hash", "quarantine_reasons", "pii_report", "subject_key",
+_JSON_FIELDS = ("content", "content_hash", "quarantine_reasons", "pii_report", "subject_key", "subject_aspect",
                 "exact_duplicate_of", "near_duplicates", "corpus_version", "conflict", "labels",
                 "embedding_model", "release_of", "reviewer")
 
@@ -40,6 +40,7 @@ class WriteContext:
     quarantine_reasons: list[str] = field(default_factory=list)
     pii_report: dict[str, Any] = field(default_factory=dict)
     subject_key: str | None = None
+    subject_aspect: str | None = None      # the fact's "for" phrase, from the redacted parse
     embedding: list[float] | None = None
     embedding_model: str | None = None
     exact_duplicate_of: str | None = None

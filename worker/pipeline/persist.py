@@ -28,10 +28,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ibex_worker import lexical
+from ibex_worker import entity_keys, lexical
 from ibex_worker.db import tenant_tx
 from ibex_worker.errors import LeaseLost, PermanentError
-from ibex_worker.pipeline import conflict, jobs, near_dedup
+from ibex_worker.pipeline import conflict, entities, jobs, near_dedup
 from ibex_worker.pipeline.context import StageDeps, WriteContext
 from ibex_worker.store import corpus, erasure, erasure_receipts, escalations, memories, quarantine, relationships
 from ibex_worker.store import jobs as job_store
@@ -118,6 +118,7 @@ def _create(conn: Any, ctx: WriteContext, deps: StageDeps, started: float, versi
         existing = memories.find_active_by_hash(conn, ctx.org_id, ctx.agent_id, ctx.content_hash)
         return _bump_duplicate(conn, ctx, existing, started)
     outcome = "released" if ctx.release_of else "created"
+    entity = _resolve_subject(conn, ctx, deps, memory_id, status)
     if ctx.release_of:
         _audit_release(conn, ctx, outcome, memory_id)
     else:
@@ -133,7 +134,7 @@ def _create(conn: Any, ctx: WriteContext, deps: StageDeps, started: float, versi
                                  "lexical_similarity": c.get("lexical_similarity")} for c in ctx.near_duplicates],
             "supersedes": list(plan.get("supersedes", [])), "superseded_by": list(plan.get("superseded_by", [])),
             "escalations": escalation_ids}
-    ctx.decide("persist", result=outcome, memory_id=memory_id, status=status)
+    ctx.decide("persist", result=outcome, memory_id=memory_id, status=status, **entity)
     _stamp(ctx, started)
     jobs.finish(conn, ctx, outcome=outcome, memory_id=memory_id, response_status=201, body=body)
     cache_entry = None if status != "active" else {"memory_id": memory_id, "org_id": ctx.org_id,
@@ -166,6 +167,18 @@ def _activate(conn: Any, ctx: WriteContext, status: str, searchable_since: int) 
         lexical=lexical.profile(ctx.content or "", ctx.org_id, ctx.agent_id))
 
 
+def _resolve_subject(conn: Any, ctx: WriteContext, deps: StageDeps, memory_id: str, status: str) -> dict[str, Any]:
+    """The entity the subject resolves to, created when new, recorded on the memory; what the
+    decision log says about it. A quarantined memory's subject is resolved on release."""
+    name = entity_keys.subject_name(ctx.subject_key)
+    if name is None or status == "quarantined":
+        return {}
+    resolution = entities.attach(conn, ctx.org_id, memory_id, name, ctx.subject_aspect,
+                                 deps.settings.entity_similarity_threshold)
+    return {"subject_entity": {"entity_id": resolution.entity_id, "rule": resolution.rule,
+                               "possibly_same_as": resolution.possibly_same_as}}
+
+
 def _audit_release(conn: Any, ctx: WriteContext, outcome: str, result_memory_id: str) -> None:
     quarantine.record_decision(conn, ctx.org_id, ctx.agent_id, ctx.release_of, "release", outcome,
                                ctx.reviewer or "system:release", result_memory_id=result_memory_id,
@@ -194,18 +207,23 @@ def _signals(candidate: dict[str, Any], deps: StageDeps) -> dict[str, Any]:
 
 def _apply_supersessions(conn: Any, ctx: WriteContext, memory_id: str, plan: dict[str, Any]) -> None:
     evidence = {"rule": conflict.RULE_SEQUENTIAL, "classifier_calls": 0, "job_id": ctx.job_id}
+    subjects = plan.get("subjects") or {}
     for older in plan.get("supersedes", []):
         memories.mark_superseded(conn, ctx.org_id, older)
-        relationships.insert(conn, ctx.org_id, memory_id, older, "supersedes", evidence, DECIDED_BY)
+        relationships.insert(conn, ctx.org_id, memory_id, older, "supersedes",
+                             {**evidence, "subject": subjects.get(older)}, DECIDED_BY)
     for newer in plan.get("superseded_by", []):
-        relationships.insert(conn, ctx.org_id, newer, memory_id, "supersedes", evidence, DECIDED_BY)
+        relationships.insert(conn, ctx.org_id, newer, memory_id, "supersedes",
+                             {**evidence, "subject": subjects.get(newer)}, DECIDED_BY)
 
 
 def _escalate(conn: Any, ctx: WriteContext, memory_id: str, plan: dict[str, Any]) -> list[str]:
     similarity = {c["memory_id"]: c["similarity"] for c in ctx.near_duplicates}
+    by_aspect = set(plan.get("same_aspect") or ())
     ids = []
     for item in plan.get("escalations", []):
-        evidence = {"similarity": similarity.get(item["candidate_id"]), "reason": item["reason"], "job_id": ctx.job_id}
+        evidence = {"similarity": similarity.get(item["candidate_id"]), "reason": item["reason"], "job_id": ctx.job_id,
+                    "candidate": "same_aspect" if item["candidate_id"] in by_aspect else "near_duplicate"}
         escalation_id = escalations.insert(
             conn, org_id=ctx.org_id, agent_id=ctx.agent_id, memory_id=memory_id, candidate_id=item["candidate_id"],
             reason=item["reason"], evidence=evidence, job_id=ctx.job_id)

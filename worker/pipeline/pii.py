@@ -137,6 +137,7 @@ def _take_content(ctx: WriteContext, outcome: RedactionOutcome) -> None:
     ctx.content = outcome.content
     ctx.pii_report = dict(outcome.report)
     ctx.subject_key = outcome.subject_key
+    ctx.subject_aspect = outcome.subject_aspect
 
 
 def _status(ctx: WriteContext) -> str:

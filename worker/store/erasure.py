@@ -3,11 +3,13 @@
 - ``erase``: one memory; a tombstone stays (ids and times), and every table's part of the
   memory goes - labels, relationships, content, embedding, lexical signal, subject key,
   metadata, PII report, the requests of its finished jobs, the content hashes in a person's
-  removals of its links; the escalations naming it are withdrawn. Used by a
+  removals of its links, and the entity its subject resolved to when the pipeline made it
+  and no other memory names it; the escalations naming it are withdrawn. Used by a
   delete, an erasure of listed memories, and a release that replaces the quarantined row.
 - ``remove_agent_batch`` and ``refuse_agent_jobs``: an erasure of a whole agent, which leaves
   no row of the agent's memories at all (no other agent's memory links to them: near-dup
-  links, supersessions and escalations stay within an agent).
+  links, supersessions and escalations stay within an agent), nor an entity the pipeline
+  made for them that no other agent's memory names.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any
 from sqlalchemy import bindparam, text
 from sqlalchemy.dialects.postgresql import ARRAY, UUID
 
-from ibex_worker.store import escalations, memories, relationships
+from ibex_worker.store import entities, escalations, memories, relationships
 from ibex_worker.store import jobs as job_store
 
 _IDS = bindparam("ids", type_=ARRAY(UUID(as_uuid=False)))
@@ -73,9 +75,11 @@ def erase(conn: Any, org_id: str, key: str, decided_by: str) -> dict[str, int]:
         escalations.log_decision(conn, org_id, escalation_id, outcome="withdrawn", decided_by=DELETED_BY_SYSTEM,
                                  reason=escalations.WITHDRAWN_REASON,
                                  details={"memory_id": key, "deleted_by": decided_by})
+    named = entities.of_memories(conn, org_id, [key])
     memories.tombstone(conn, org_id, key)
     jobs_scrubbed = job_store.scrub_finished(conn, org_id, key)
-    return {"labels": labels, "relationships": links, "escalations": len(withdrawn), "jobs": jobs_scrubbed}
+    return {"labels": labels, "relationships": links, "escalations": len(withdrawn), "jobs": jobs_scrubbed,
+            "entities": entities.drop_orphans(conn, org_id, named)}
 
 
 def agent_batch(conn: Any, org_id: str, agent_id: str, limit: int) -> list[str]:
@@ -87,7 +91,9 @@ def remove_agent_batch(conn: Any, org_id: str, memory_ids: Sequence[str]) -> dic
     """Delete the memories (of one agent) and every row naming them; counts by kind."""
     conn.execute(_ERASING_AGENT)
     params = {"org_id": org_id, "ids": list(memory_ids)}
-    return {kind: conn.execute(statement, params).rowcount for kind, statement in _REMOVE_STATEMENTS.items()}
+    named = entities.of_memories(conn, org_id, memory_ids)
+    removed = {kind: conn.execute(statement, params).rowcount for kind, statement in _REMOVE_STATEMENTS.items()}
+    return {**removed, "entities": entities.drop_orphans(conn, org_id, named)}
 
 
 def refuse_agent_jobs(conn: Any, org_id: str, agent_id: str) -> list[str]:

@@ -62,7 +62,7 @@ _REACTIVATE = text(
     "updated_at = now() WHERE org_id = :org_id AND id = :id AND status = 'superseded' AND deleted_at IS NULL"
 )
 _ACTIVE_FACTS = text(
-    "SELECT id, valid_from, valid_until, subject_key FROM memories "
+    "SELECT id, valid_from, valid_until, subject_key, subject_entity_id FROM memories "
     "WHERE org_id = :org_id AND id = ANY(:ids) AND status = 'active' AND deleted_at IS NULL"
 ).bindparams(bindparam("ids", type_=ARRAY(UUID(as_uuid=False))))
 _LOCK_PAIR = text(
@@ -91,7 +91,8 @@ _TOMBSTONE = text(
     """
     UPDATE memories
        SET status = 'deleted', deleted_at = now(), content = '', content_hash = :tombstone_hash, embedding = NULL,
-           embedding_model = NULL, subject_key = NULL, metadata = '{}'::jsonb, pii_report = '{}'::jsonb,
+           embedding_model = NULL, subject_key = NULL, subject_entity_id = NULL,
+           subject_aspect = NULL, metadata = '{}'::jsonb, pii_report = '{}'::jsonb,
            lexical_fingerprint = NULL, lexical_bands = NULL, updated_at = now()
      WHERE org_id = :org_id AND id = :id
     """
@@ -160,7 +161,8 @@ def set_status_and_valid_until(conn: Any, org_id: str, memory_id: str, status: s
 
 
 def active_facts(conn: Any, org_id: str, ids: Sequence[str]) -> list[Any]:
-    """``id, valid_from, valid_until, subject_key`` of those memories that are active, in no order."""
+    """``id, valid_from, valid_until, subject_key, subject_entity_id`` of those memories that are
+    active, in no order."""
     return conn.execute(_ACTIVE_FACTS, {"org_id": org_id, "ids": list(ids)}).all()
 
 

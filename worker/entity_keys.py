@@ -1,0 +1,60 @@
+"""Entity identity as a pure policy (MemCastle ADR-025, "Entities"): the key a name is
+resolved by, and when two keys read alike enough to be recorded as ``possibly_same_as``.
+
+- The **key** of a name: Unicode NFC, lower case; letters and digits kept, ``+`` and ``#``
+  kept (C++ is not C, C# is not C); dots and apostrophes dropped (Node.js is nodejs, O'Brien
+  is obrien); any other run of characters one space. Accents are not folded: café is not
+  cafe. Names of the same key are one entity.
+- Two keys **resemble** each other when the Jaccard index of their character trigrams (each
+  key padded with a space at both ends) reaches the threshold and they are not equal. A
+  resemblance is recorded, never acted on: "colour scheme" and "color scheme" stay two
+  entities until a person records one as an alias of the other.
+- A subject key's **subject** (``"atlas support contract|renew"`` -> ``"atlas support
+  contract"``) names an entity only when it holds no placeholder: a redacted value cannot be
+  compared, and ``[PERSON]`` is not one person.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+NAME_MAX_CHARS = 200
+_DROPPED = re.compile(r"[.'’]")
+_SEPARATORS = re.compile(r"[^\w+#]+|_", re.UNICODE)
+
+
+def key(name: str) -> str:
+    """The key ``name`` is resolved by ("" for a name of no letter or digit)."""
+    folded = _DROPPED.sub("", unicodedata.normalize("NFC", name).lower())
+    return " ".join(_SEPARATORS.sub(" ", folded).split())
+
+
+def trigrams(entity_key: str) -> frozenset[str]:
+    padded = f" {entity_key} "
+    return frozenset(padded[i:i + 3] for i in range(len(padded) - 2))
+
+
+def similarity(a: str, b: str) -> float:
+    """Jaccard index of the two keys' trigrams."""
+    ta, tb = trigrams(a), trigrams(b)
+    return len(ta & tb) / len(ta | tb) if ta and tb else 0.0
+
+
+def resembles(a: str, b: str, threshold: float) -> float | None:
+    """The similarity of two different keys when it reaches ``threshold``, else None."""
+    if a == b:
+        return None
+    score = similarity(a, b)
+    return round(score, 4) if score >= threshold else None
+
+
+def subject_name(subject_key: str | None) -> str | None:
+    """The entity name a subject key's subject part gives, or None (no subject, a redacted
+    one, or a name without a letter or digit)."""
+    if not subject_key or "|" not in subject_key:
+        return None
+    subject = subject_key.split("|", 1)[0].strip()
+    if not subject or "[" in subject or not key(subject):
+        return None
+    return subject[:NAME_MAX_CHARS]

@@ -1,0 +1,102 @@
+"""Entity resolution (issue 14; MemCastle ADR-025, "Entities"). A name resolves, per org,
+in this order:
+
+1. to the entity of the same key (``ibex_worker.entity_keys.key``): rule ``normalized``;
+2. to the entity one of whose aliases has that key: rule ``alias``;
+3. otherwise to a new entity. Every other entity whose key resembles the new one (trigram
+   similarity at or above ``IBEX_ENTITY_SIMILARITY_THRESHOLD``) gets a ``possibly_same_as``
+   relationship from the new entity, with the similarity and the threshold as evidence:
+   rule ``new``. The names stay two entities: nothing merges, and a canonical name is never
+   rewritten. A person settles a resemblance by recording an alias
+   (``POST /v1/entities/{id}/aliases``), after which that spelling resolves to the entity.
+
+The write path resolves a memory's subject (``entity_keys.subject_name``) in its persist
+transaction (``resolve_or_create``); the conflict stage reads it without creating one
+(``resolve``) and treats two facts whose subjects resolve to one entity as facts about the
+same subject. Two transactions creating the same name meet on the key's unique index: the
+second reads the first's entity.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy.exc import IntegrityError
+
+from ibex_worker import entity_keys
+from ibex_worker.store import entities as store
+
+PIPELINE = "system:pipeline"
+ALIKE_CANDIDATES = 50
+ATTACH_ATTEMPTS = 3
+
+
+@dataclass(frozen=True)
+class Resolution:
+    entity_id: str
+    rule: str                                          # normalized, alias or new
+    possibly_same_as: list[dict[str, Any]] = field(default_factory=list)
+
+
+def resolve(conn: Any, org_id: str, name: str) -> Resolution | None:
+    """The entity ``name`` resolves to without creating one, or None."""
+    row = store.by_key(conn, org_id, entity_keys.key(name))
+    return Resolution(str(row.id), row.rule) if row is not None else None
+
+
+def resolve_or_create(conn: Any, org_id: str, name: str, threshold: float, *, kind: str = "subject",
+                      created_by: str = PIPELINE) -> Resolution:
+    """The entity ``name`` resolves to, created (with its resemblances) when there is none."""
+    found = resolve(conn, org_id, name)
+    if found is not None:
+        return found
+    key = entity_keys.key(name)
+    row = store.insert(conn, org_id, name, key, kind, entity_keys.trigrams(key), created_by)
+    if row is None:  # another transaction created it meanwhile
+        found = resolve(conn, org_id, name)
+        assert found is not None, "an entity key conflict leaves the entity readable"
+        return found
+    return Resolution(str(row.id), "new", link_resemblances(conn, org_id, str(row.id), key, threshold, created_by))
+
+
+def link_resemblances(conn: Any, org_id: str, entity_id: str, key: str, threshold: float,
+                       decided_by: str) -> list[dict[str, Any]]:
+    links = []
+    for other in store.alike(conn, org_id, entity_id, entity_keys.trigrams(key), ALIKE_CANDIDATES):
+        score = entity_keys.resembles(key, other.key, threshold)
+        if score is not None:
+            evidence = {"rule": "trigram", "similarity": score, "threshold": threshold}
+            store.link(conn, org_id, entity_id, str(other.id), evidence, decided_by)
+            links.append({"entity_id": str(other.id), **evidence})
+    return links
+
+
+def attach(conn: Any, org_id: str, memory_id: str, name: str, aspect: str | None, threshold: float) -> Resolution:
+    """Resolve ``name`` (creating the entity when new) and record it on the memory. An entity
+    deleted by another transaction between the two (a person, or the erasure of its last
+    memory) is resolved again: the memory is never lost to it."""
+    for _ in range(ATTACH_ATTEMPTS - 1):
+        try:
+            with conn.begin_nested():
+                resolution = resolve_or_create(conn, org_id, name, threshold)
+                store.set_memory_entity(conn, org_id, memory_id, resolution.entity_id, aspect)
+            return resolution
+        except IntegrityError:
+            continue
+    resolution = resolve_or_create(conn, org_id, name, threshold)
+    store.set_memory_entity(conn, org_id, memory_id, resolution.entity_id, aspect)
+    return resolution
+
+
+def fill_memory_entities(conn: Any, org_id: str, rows: Sequence[Any], threshold: float) -> int:
+    """The entity of each ``(id, subject_key)`` row's subject, resolved and recorded (the
+    backfill); how many got one."""
+    filled = 0
+    for row in rows:
+        name = entity_keys.subject_name(row.subject_key)
+        if name is not None:
+            attach(conn, org_id, str(row.id), name, None, threshold)
+            filled += 1
+    return filled

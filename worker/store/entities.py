@@ -1,0 +1,180 @@
+"""Entities, their aliases and their ``possibly_same_as`` relationships (``entities``,
+``entity_aliases``, ``entity_relationships``), and the entity a memory's subject resolved to
+(``memories.subject_entity_id``). Queries only: the matching policy is
+``ibex_worker.entity_keys`` and ``ibex_worker.entities``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import bindparam, text
+from sqlalchemy.dialects.postgresql import ARRAY, UUID
+from sqlalchemy.types import Text
+
+_COLUMNS = "id, name, key, kind, created_by, created_at"
+_BY_KEY = (
+    "SELECT id, CASE WHEN key = :key THEN 'normalized' ELSE 'alias' END AS rule FROM entities "
+    "WHERE org_id = :org_id AND (key = :key OR id = (SELECT entity_id FROM entity_aliases "
+    "WHERE org_id = :org_id AND key = :key)) ORDER BY key = :key DESC LIMIT 1"
+)
+_READ_BY_KEY = text(_BY_KEY)
+# A pipeline-made entity no memory names any more goes with the last one: its name came
+# from a memory's text, and a deleted memory leaves nothing derived from it behind.
+_DROP_ORPHANS = text(
+    "DELETE FROM entities e WHERE e.org_id = :org_id AND e.id = ANY(:ids) AND e.created_by = 'system:pipeline' "
+    "AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.org_id = e.org_id AND m.subject_entity_id = e.id)"
+).bindparams(bindparam("ids", type_=ARRAY(UUID(as_uuid=False))))
+_OF_MEMORIES = text(
+    "SELECT DISTINCT subject_entity_id FROM memories WHERE org_id = :org_id AND id = ANY(:ids) "
+    "AND subject_entity_id IS NOT NULL"
+).bindparams(bindparam("ids", type_=ARRAY(UUID(as_uuid=False))))
+_INSERT = text(
+    "INSERT INTO entities (org_id, name, key, kind, key_trigrams, created_by) "
+    "VALUES (:org_id, :name, :key, :kind, :trigrams, :created_by) "
+    "ON CONFLICT (org_id, key) DO NOTHING RETURNING " + _COLUMNS
+).bindparams(bindparam("trigrams", type_=ARRAY(Text)))
+_ALIKE = text(
+    "SELECT id, key FROM entities WHERE org_id = :org_id AND key_trigrams && :trigrams AND id <> :id "
+    "ORDER BY cardinality(ARRAY(SELECT unnest(key_trigrams) INTERSECT SELECT unnest(:trigrams))) DESC, created_at, id "
+    "LIMIT :limit"
+).bindparams(bindparam("trigrams", type_=ARRAY(Text)))
+_LINK = text(
+    "INSERT INTO entity_relationships (org_id, source_entity_id, target_entity_id, evidence, decided_by) "
+    "VALUES (:org_id, :source, :target, CAST(:evidence AS jsonb), :decided_by) ON CONFLICT DO NOTHING"
+)
+_GET = text(f"SELECT {_COLUMNS} FROM entities WHERE org_id = :org_id AND id = :id")
+_PAGE = text(
+    f"SELECT {_COLUMNS} FROM entities WHERE org_id = :org_id "
+    "AND (CAST(:after_at AS timestamptz) IS NULL OR (created_at, id) > (:after_at, CAST(:after_id AS uuid))) "
+    "ORDER BY created_at, id LIMIT :limit"
+)
+_DELETE = text("DELETE FROM entities WHERE org_id = :org_id AND id = :id")
+_ALIASES = text(
+    "SELECT alias, key, created_by, created_at FROM entity_aliases WHERE org_id = :org_id AND entity_id = :id "
+    "ORDER BY created_at, key"
+)
+_ADD_ALIAS = text(
+    "INSERT INTO entity_aliases (org_id, entity_id, alias, key, created_by) "
+    "VALUES (:org_id, :id, :alias, :key, :created_by) ON CONFLICT (org_id, key) DO NOTHING"
+)
+_DELETE_ALIAS = text("DELETE FROM entity_aliases WHERE org_id = :org_id AND entity_id = :id AND key = :key")
+_RELATED = text(
+    "SELECT source_entity_id, target_entity_id, relationship_type, evidence, decided_by, created_at "
+    "FROM entity_relationships WHERE org_id = :org_id AND (source_entity_id = :id OR target_entity_id = :id) "
+    "ORDER BY created_at, source_entity_id, target_entity_id"
+)
+_MEMORY_COUNT = text("SELECT count(*) FROM memories WHERE org_id = :org_id AND subject_entity_id = :id "
+                     "AND deleted_at IS NULL")
+_SET_MEMORY = text("UPDATE memories SET subject_entity_id = :entity_id, subject_aspect = :aspect "
+                   "WHERE org_id = :org_id AND id = :id")
+_SAME_ASPECT = text(
+    "SELECT id, content, valid_from, valid_until, subject_key, subject_entity_id FROM memories "
+    "WHERE org_id = :org_id AND agent_id = :agent_id AND subject_entity_id = :entity_id AND subject_aspect = :aspect "
+    "AND status = 'active' AND deleted_at IS NULL AND subject_aspect IS NOT NULL AND valid_from IS NOT NULL "
+    "ORDER BY valid_from DESC, id LIMIT :limit"
+)
+# Memories whose subject names an entity (not empty, no placeholder) and have none yet.
+_UNFILLED_WHERE = ("org_id = :org_id AND subject_entity_id IS NULL AND subject_key IS NOT NULL AND deleted_at IS NULL "
+                   "AND split_part(subject_key, '|', 1) <> '' AND strpos(split_part(subject_key, '|', 1), '[') = 0")
+_UNFILLED = text(
+    f"SELECT id, subject_key FROM memories WHERE {_UNFILLED_WHERE} "
+    "AND id > CAST(:after AS uuid) ORDER BY id LIMIT :limit FOR UPDATE SKIP LOCKED"
+)
+_UNFILLED_COUNT = text(f"SELECT count(*) FROM memories WHERE {_UNFILLED_WHERE}")
+
+
+def by_key(conn: Any, org_id: str, key: str) -> Any:
+    """``id, rule`` of the entity ``key`` names (its own key first, then an alias), or None."""
+    return conn.execute(_READ_BY_KEY, {"org_id": org_id, "key": key}).first()
+
+
+def of_memories(conn: Any, org_id: str, memory_ids: Sequence[str]) -> list[str]:
+    """The entities those memories' subjects resolved to."""
+    return [str(r.subject_entity_id) for r in conn.execute(_OF_MEMORIES, {"org_id": org_id,
+                                                                          "ids": list(memory_ids)})]
+
+
+def drop_orphans(conn: Any, org_id: str, entity_ids: Sequence[str]) -> int:
+    """Delete those of the entities the pipeline made that no memory names; how many."""
+    if not entity_ids:
+        return 0
+    return conn.execute(_DROP_ORPHANS, {"org_id": org_id, "ids": list(entity_ids)}).rowcount
+
+
+def insert(conn: Any, org_id: str, name: str, key: str, kind: str, trigrams: Sequence[str],
+           created_by: str) -> Any:
+    """The new entity's row, or None when an entity of that key exists already."""
+    return conn.execute(_INSERT, {"org_id": org_id, "name": name, "key": key, "kind": kind,
+                                  "trigrams": sorted(trigrams), "created_by": created_by}).first()
+
+
+def alike(conn: Any, org_id: str, entity_id: str, trigrams: Sequence[str], limit: int) -> list[Any]:
+    """``id, key`` of at most ``limit`` other entities sharing a trigram, most shared first."""
+    return conn.execute(_ALIKE, {"org_id": org_id, "id": entity_id, "trigrams": sorted(trigrams),
+                                 "limit": limit}).all()
+
+
+def link(conn: Any, org_id: str, source: str, target: str, evidence: dict[str, Any], decided_by: str) -> None:
+    conn.execute(_LINK, {"org_id": org_id, "source": source, "target": target,
+                         "evidence": json.dumps(evidence), "decided_by": decided_by})
+
+
+def get(conn: Any, org_id: str, entity_id: str) -> Any:
+    return conn.execute(_GET, {"org_id": org_id, "id": entity_id}).first()
+
+
+def page(conn: Any, org_id: str, after: tuple[Any, Any], limit: int) -> list[Any]:
+    """``limit`` entities after ``(created_at, id)``, oldest first."""
+    return conn.execute(_PAGE, {"org_id": org_id, "after_at": after[0], "after_id": after[1],
+                                "limit": limit}).all()
+
+
+def delete(conn: Any, org_id: str, entity_id: str) -> bool:
+    """The entity gone with its aliases and relationships; memories keep no entity."""
+    return conn.execute(_DELETE, {"org_id": org_id, "id": entity_id}).rowcount == 1
+
+
+def aliases(conn: Any, org_id: str, entity_id: str) -> list[Any]:
+    return conn.execute(_ALIASES, {"org_id": org_id, "id": entity_id}).all()
+
+
+def add_alias(conn: Any, org_id: str, entity_id: str, alias: str, key: str, created_by: str) -> bool:
+    """False when an alias of that key exists already (of this entity or another)."""
+    return conn.execute(_ADD_ALIAS, {"org_id": org_id, "id": entity_id, "alias": alias, "key": key,
+                                     "created_by": created_by}).rowcount == 1
+
+
+def delete_alias(conn: Any, org_id: str, entity_id: str, key: str) -> bool:
+    return conn.execute(_DELETE_ALIAS, {"org_id": org_id, "id": entity_id, "key": key}).rowcount == 1
+
+
+def related(conn: Any, org_id: str, entity_id: str) -> list[Any]:
+    return conn.execute(_RELATED, {"org_id": org_id, "id": entity_id}).all()
+
+
+def memory_count(conn: Any, org_id: str, entity_id: str) -> int:
+    return int(conn.execute(_MEMORY_COUNT, {"org_id": org_id, "id": entity_id}).scalar_one())
+
+
+def set_memory_entity(conn: Any, org_id: str, memory_id: str, entity_id: str | None,
+                      aspect: str | None = None) -> None:
+    conn.execute(_SET_MEMORY, {"org_id": org_id, "id": memory_id, "entity_id": entity_id, "aspect": aspect})
+
+
+def same_aspect(conn: Any, org_id: str, agent_id: str, entity_id: str, aspect: str, limit: int) -> list[Any]:
+    """The agent's active dated memories about that entity in that aspect, newest first:
+    ``id, content, valid_from, valid_until, subject_key, subject_entity_id``."""
+    return conn.execute(_SAME_ASPECT, {"org_id": org_id, "agent_id": agent_id, "entity_id": entity_id,
+                                       "aspect": aspect, "limit": limit}).all()
+
+
+def unfilled(conn: Any, org_id: str, after: str, limit: int) -> list[Any]:
+    """``id, subject_key`` of memories whose subject names an entity and that have none yet, by id."""
+    return conn.execute(_UNFILLED, {"org_id": org_id, "after": after, "limit": limit}).all()
+
+
+def unfilled_count(conn: Any, org_id: str) -> int:
+    return int(conn.execute(_UNFILLED_COUNT, {"org_id": org_id}).scalar_one())

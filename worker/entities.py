@@ -45,7 +45,7 @@ class NameTaken(IbexError):
 
     code = "ENTITY_EXISTS"
 
-    def __init__(self, entity_id: str, field_name: str) -> None:
+    def __init__(self, entity_id: str | None, field_name: str) -> None:
         super().__init__(f"{field_name} names an existing entity already")
         self.entity_id = entity_id
 
@@ -67,25 +67,40 @@ def create(engine: Any, org_id: str, name: Any, kind: Any, aliases: Any, thresho
     if issues:
         raise ValidationFailed(issues)
     names = {"name": name, **{f"aliases[{i}]": alias for i, alias in enumerate(aliases)}}
-    _refuse_personal_data(names, redactor)
+    _refuse_personal_data({**names, "kind": kind.replace("_", " ")}, redactor)
+    key = entity_keys.key(name)
+    spellings = _distinct_spellings(key, aliases)
     with tenant_tx(engine, org_id) as conn:
         for field_name, text in names.items():
             taken = store.by_key(conn, org_id, entity_keys.key(text))
             if taken is not None:
                 raise NameTaken(str(taken.id), field_name)
-        key = entity_keys.key(name)
         row = store.insert(conn, org_id, name, key, kind, entity_keys.trigrams(key), created_by)
-        if row is None:
-            raise NameTaken(str(store.by_key(conn, org_id, key).id), "name")
+        if row is None:  # created meanwhile by another transaction
+            raise NameTaken(_existing_id(conn, org_id, key), "name")
         entity_id = str(row.id)
-        for i, alias in enumerate(aliases):
-            alias_key = entity_keys.key(alias)
-            if alias_key != key and not store.add_alias(conn, org_id, entity_id, alias, alias_key, created_by):
-                raise NameTaken(str(store.by_key(conn, org_id, alias_key).id), f"aliases[{i}]")
+        for field_name, alias in spellings:
+            if not store.add_alias(conn, org_id, entity_id, alias, entity_keys.key(alias), created_by):
+                raise NameTaken(_existing_id(conn, org_id, entity_keys.key(alias)), field_name)
         link_resemblances(conn, org_id, entity_id, key, threshold, created_by)
         view = _view(conn, org_id, row)
     log.info("entity_created", org_id=org_id, entity_id=entity_id, aliases=len(aliases), decided_by=created_by)
     return view
+
+
+def _distinct_spellings(key: str, aliases: list[str]) -> list[tuple[str, str]]:
+    """``(field, alias)`` of the aliases to record: the first of each key, none of the name's."""
+    seen, kept = {key}, []
+    for i, alias in enumerate(aliases):
+        if entity_keys.key(alias) not in seen:
+            seen.add(entity_keys.key(alias))
+            kept.append((f"aliases[{i}]", alias))
+    return kept
+
+
+def _existing_id(conn: Any, org_id: str, key: str) -> str | None:
+    taken = store.by_key(conn, org_id, key)
+    return str(taken.id) if taken is not None else None
 
 
 def list_entities(engine: Any, org_id: str, limit: int, cursor: str | None) -> dict[str, Any]:
@@ -129,7 +144,7 @@ def add_alias(engine: Any, org_id: str, entity_id: str, alias: Any, created_by: 
         _row(conn, org_id, target)
         taken = store.by_key(conn, org_id, key)
         if taken is not None or not store.add_alias(conn, org_id, target, alias, key, created_by):
-            raise NameTaken(str(taken.id) if taken is not None else target, "alias")
+            raise NameTaken(str(taken.id) if taken is not None else _existing_id(conn, org_id, key), "alias")
         created = next(a for a in store.aliases(conn, org_id, target) if a.key == key)
     log.info("entity_alias_added", org_id=org_id, entity_id=target, decided_by=created_by)
     return _alias(created)

@@ -64,7 +64,7 @@ CREATE INDEX memories_subject_entity ON memories (org_id, subject_entity_id) WHE
 CREATE INDEX memories_subject_aspect ON memories (org_id, agent_id, subject_entity_id, subject_aspect)
     WHERE status = 'active' AND deleted_at IS NULL AND subject_aspect IS NOT NULL AND valid_from IS NOT NULL;
 CREATE INDEX memories_entity_unfilled ON memories (org_id, id)
-    WHERE subject_entity_id IS NULL AND subject_key IS NOT NULL AND deleted_at IS NULL
+    WHERE subject_entity_id IS NULL AND subject_key IS NOT NULL AND deleted_at IS NULL AND status <> 'quarantined'
       AND split_part(subject_key, '|', 1) <> '' AND strpos(split_part(subject_key, '|', 1), '[') = 0;
 
 DO $$
@@ -78,8 +78,10 @@ BEGIN
         EXECUTE format('CREATE POLICY tenant_isolation ON %I TO ibex_tenant '
                        'USING (org_id = current_setting(''ibex.org_id'', true)) '
                        'WITH CHECK (org_id = current_setting(''ibex.org_id'', true))', t);
-        EXECUTE format('CREATE POLICY maintenance ON %I TO ibex_maint USING (true) WITH CHECK (true)', t);
-        EXECUTE format('GRANT SELECT, INSERT, DELETE ON %I TO ibex_tenant, ibex_maint', t);
     END LOOP;
 END
 $$;
+-- The write path and the routes only; relationships go with their entities (cascades run as
+-- the owner), and no maintenance process reads these tables.
+GRANT SELECT, INSERT, DELETE ON entities, entity_aliases TO ibex_tenant;
+GRANT SELECT, INSERT ON entity_relationships TO ibex_tenant;

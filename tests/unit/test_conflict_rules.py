@@ -124,25 +124,36 @@ def test_each_candidate_is_decided_on_its_own_rule():
     }
 
 
+def _entity_fact(memory_id: str, valid_from: datetime, valid_until: datetime | None, subject_key: str,
+                 entity_id: str | None, aspect: str | None = None) -> Fact:
+    return Fact(memory_id, valid_from, valid_until, subject_key, entity_id, aspect)
+
+
+NOTHING = {"supersedes": [], "superseded_by": [], "escalations": [], "subjects": {}}
+
+
 @pytest.mark.parametrize(("new", "old", "outcome"), [
-    pytest.param(fact("new", JUN, subject_key="project orion deadline|be", entity_id="e1"),
-                 fact("old", JAN, JUN, "orion project deadline|be", "e1"), {"supersedes": ["old"],
-                 "superseded_by": [], "escalations": [], "subjects": {"old": "entity"}},
-                 id="subjects of one entity are one subject though their keys differ"),
-    pytest.param(fact("new", JUN, subject_key="user|switch", entity_id="e1"),
-                 fact("old", JAN, JUN, "user|prefer", "e1"), {"supersedes": ["old"],
-                 "superseded_by": [], "escalations": [], "subjects": {"old": "entity"}},
-                 id="one entity, another predicate (ADR-0056: prefers Python, then switching to Go)"),
-    pytest.param(fact("new", JUN, subject_key="color scheme|be", entity_id="e2"),
-                 fact("old", JAN, JUN, "colour scheme|be", "e1"), {"supersedes": [],
-                 "superseded_by": [], "escalations": [], "subjects": {}},
-                 id="two entities (a resemblance is not one entity)"),
-    pytest.param(fact("new", JUN, subject_key="color scheme|be"),
-                 fact("old", JAN, JUN, "colour scheme|be"), {"supersedes": [],
-                 "superseded_by": [], "escalations": [], "subjects": {}},
-                 id="no entity on either side and different keys"),
+    pytest.param(_entity_fact("new", JUN, None, "project orion deadline|be", "e1"),
+                 _entity_fact("old", JAN, JUN, "orion project deadline|be", "e1"),
+                 {**NOTHING, "supersedes": ["old"], "subjects": {"old": "entity"}},
+                 id="one entity spelt two ways, the same predicate"),
+    pytest.param(_entity_fact("new", JUN, None, "user|switch", "e1", "for datum work"),
+                 _entity_fact("old", JAN, JUN, "user|prefer", "e1", "for datum work"),
+                 {**NOTHING, "supersedes": ["old"], "subjects": {"old": "entity_aspect"}},
+                 id="one entity in one aspect, another predicate (ADR-0056: prefers Python, then switching to Go)"),
+    pytest.param(_entity_fact("new", JUN, None, "user|work", "e1"), _entity_fact("old", JAN, JUN, "user|live", "e1"),
+                 NOTHING, id="one entity, another predicate and no aspect: two facts (lived / worked in Lisbon)"),
+    pytest.param(_entity_fact("new", JUN, None, "user|work", "e1", "for datum work"),
+                 _entity_fact("old", JAN, JUN, "user|live", "e1", "for web work"),
+                 NOTHING, id="one entity, another predicate and another aspect"),
+    pytest.param(_entity_fact("new", JUN, None, "color scheme|be", "e2"),
+                 _entity_fact("old", JAN, JUN, "colour scheme|be", "e1"),
+                 NOTHING, id="two entities (a resemblance is not one entity)"),
+    pytest.param(_entity_fact("new", JUN, None, "color scheme|be", None),
+                 _entity_fact("old", JAN, JUN, "colour scheme|be", None),
+                 NOTHING, id="no entity on either side and different keys"),
     pytest.param(fact("new", JUN, entity_id="e2"), fact("old", JAN, JUN, entity_id="e1"),
-                 {"supersedes": ["old"], "superseded_by": [], "escalations": [], "subjects": {"old": "subject_key"}},
+                 {**NOTHING, "supersedes": ["old"], "subjects": {"old": "subject_key"}},
                  id="the same subject key is one subject whatever the entities"),
 ])
 def test_the_same_subject_is_the_same_key_or_one_entity(new, old, outcome):

@@ -9,9 +9,10 @@ overlap iff ``a_from < b_until and b_from < a_until``. For each near-duplicate c
   other (no classifier call), whichever arrived first: a late older fact ends up
   superseded by the newer one already stored. Two facts have the same subject when their
   subject keys are equal, or when their subjects resolve to one entity
-  (``ibex_worker.entities``: same key or a recorded alias, never a mere resemblance), so
+  (``ibex_worker.pipeline.entities``: same key or a recorded alias, never a mere
+  resemblance) and they share the predicate or the aspect (:func:`same_subject`), so
   "The user prefers Python for data work" and "The user is switching to Go for data work"
-  (``user|prefer``, ``user|switch``) are about one subject;
+  (``user|prefer``, ``user|switch``, both ``for datum work``) are about one subject;
 - no overlap, different subjects -> no conflict.
 
 The candidates are the near duplicates, and, for a dated fact with an aspect (its "for"
@@ -23,7 +24,8 @@ duplicates; facts naming different records of one kind are not candidates.
 
 Guarantees: ``ctx.conflict`` holds ``supersedes`` (ids the new memory supersedes),
 ``superseded_by`` (ids that supersede it), ``escalations`` ({candidate_id, reason}) and
-``subjects`` (how each supersession's subjects matched: ``subject_key`` or ``entity``) and
+``subjects`` (how each supersession's subjects matched: ``subject_key``, ``entity`` or
+``entity_aspect``) and
 ``same_aspect`` (the candidates found by entity and aspect, not as near duplicates);
 the decision is a pure function of the facts (``plan``). Escalations become durable rows in
 the persist transaction.
@@ -53,15 +55,26 @@ class Fact:
     valid_until: datetime | None
     subject_key: str | None
     entity_id: str | None = None
+    aspect: str | None = None
 
 
 def same_subject(a: Fact, b: Fact) -> str | None:
-    """How the two facts' subjects match (``subject_key``, ``entity``), or None."""
+    """How the two facts' subjects match, or None: the same subject key (``subject_key``);
+    one entity, spelt two ways, with the same predicate (``entity``); one entity in the same
+    aspect, whatever the predicate (``entity_aspect``: "prefers Python for data work",
+    "is switching to Go for data work"). One entity alone is not enough: "The user lived in
+    Lisbon" and "The user worked in Lisbon" are two facts about the user."""
     if a.subject_key is not None and a.subject_key == b.subject_key:
         return "subject_key"
-    if a.entity_id is not None and a.entity_id == b.entity_id:
+    if a.entity_id is None or a.entity_id != b.entity_id:
+        return None
+    if _predicate(a) is not None and _predicate(a) == _predicate(b):
         return "entity"
-    return None
+    return "entity_aspect" if a.aspect is not None and a.aspect == b.aspect else None
+
+
+def _predicate(fact: Fact) -> str | None:
+    return fact.subject_key.split("|", 1)[1] or None if fact.subject_key and "|" in fact.subject_key else None
 
 
 def overlaps(a: Fact, b: Fact) -> bool:
@@ -91,7 +104,8 @@ def load_facts(conn: Any, org_id: str, ids: Sequence[str]) -> list[Fact]:
         return []
     rows = memories.active_facts(conn, org_id, ids)
     by_id = {str(r.id): Fact(str(r.id), r.valid_from, r.valid_until, r.subject_key,
-                             str(r.subject_entity_id) if r.subject_entity_id else None) for r in rows}
+                             str(r.subject_entity_id) if r.subject_entity_id else None, r.subject_aspect)
+             for r in rows}
     return [by_id[i] for i in ids if i in by_id]
 
 
@@ -101,7 +115,7 @@ def new_fact(conn: Any, ctx: WriteContext) -> Fact:
     name = entity_keys.subject_name(ctx.subject_key)
     resolved = entities.resolve(conn, ctx.org_id, name) if name is not None else None
     return Fact(ctx.job_id, _time(ctx.request.get("valid_from")), _time(ctx.request.get("valid_until")),
-                ctx.subject_key, resolved.entity_id if resolved is not None else None)
+                ctx.subject_key, resolved.entity_id if resolved is not None else None, ctx.subject_aspect)
 
 
 def _may_share_an_aspect(ctx: WriteContext) -> bool:
@@ -126,7 +140,8 @@ def same_aspect_facts(conn: Any, ctx: WriteContext, deps: StageDeps, new: Fact, 
     rows = entity_store.same_aspect(conn, ctx.org_id, ctx.agent_id, new.entity_id, ctx.subject_aspect,
                                     deps.settings.near_duplicate_candidate_limit)
     mine = identifiers.find(ctx.content or "")
-    return [Fact(str(r.id), r.valid_from, r.valid_until, r.subject_key, str(r.subject_entity_id)) for r in rows
+    return [Fact(str(r.id), r.valid_from, r.valid_until, r.subject_key, str(r.subject_entity_id), r.subject_aspect)
+            for r in rows
             if str(r.id) not in near and not identifiers.distinct_records(mine, identifiers.find(r.content))]
 
 

@@ -23,10 +23,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import structlog
 from sqlalchemy.exc import IntegrityError
 
 from ibex_worker import entity_keys
+from ibex_worker.errors import TransientError
 from ibex_worker.store import entities as store
+
+log = structlog.get_logger("ibex.entities")
 
 PIPELINE = "system:pipeline"
 ALIKE_CANDIDATES = 50
@@ -46,19 +50,21 @@ def resolve(conn: Any, org_id: str, name: str) -> Resolution | None:
     return Resolution(str(row.id), row.rule) if row is not None else None
 
 
-def resolve_or_create(conn: Any, org_id: str, name: str, threshold: float, *, kind: str = "subject",
-                      created_by: str = PIPELINE) -> Resolution:
-    """The entity ``name`` resolves to, created (with its resemblances) when there is none."""
-    found = resolve(conn, org_id, name)
-    if found is not None:
-        return found
+def resolve_or_create(conn: Any, org_id: str, name: str, threshold: float) -> Resolution:
+    """The entity ``name`` resolves to, created (with its resemblances) when there is none.
+    Another transaction may create the same key meanwhile (then it is read) and a third
+    delete it again (then it is created again); ``TransientError`` when that repeats."""
     key = entity_keys.key(name)
-    row = store.insert(conn, org_id, name, key, kind, entity_keys.trigrams(key), created_by)
-    if row is None:  # another transaction created it meanwhile
+    for _ in range(ATTACH_ATTEMPTS):
         found = resolve(conn, org_id, name)
-        assert found is not None, "an entity key conflict leaves the entity readable"
-        return found
-    return Resolution(str(row.id), "new", link_resemblances(conn, org_id, str(row.id), key, threshold, created_by))
+        if found is not None:
+            return found
+        row = store.insert(conn, org_id, name, key, "subject", entity_keys.trigrams(key), PIPELINE)
+        if row is not None:
+            return Resolution(str(row.id), "new", link_resemblances(conn, org_id, str(row.id), key, threshold,
+                                                                     PIPELINE))
+    raise TransientError("an entity was created and deleted again while a write resolved it",
+                         code="ENTITY_CONTENDED")
 
 
 def link_resemblances(conn: Any, org_id: str, entity_id: str, key: str, threshold: float,
@@ -82,11 +88,17 @@ def attach(conn: Any, org_id: str, memory_id: str, name: str, aspect: str | None
             with conn.begin_nested():
                 resolution = resolve_or_create(conn, org_id, name, threshold)
                 store.set_memory_entity(conn, org_id, memory_id, resolution.entity_id, aspect)
-            return resolution
+            return _logged(org_id, memory_id, resolution)
         except IntegrityError:
             continue
     resolution = resolve_or_create(conn, org_id, name, threshold)
     store.set_memory_entity(conn, org_id, memory_id, resolution.entity_id, aspect)
+    return _logged(org_id, memory_id, resolution)
+
+
+def _logged(org_id: str, memory_id: str, resolution: Resolution) -> Resolution:
+    log.info("entity_resolved", org_id=org_id, memory_id=memory_id, entity_id=resolution.entity_id,
+             rule=resolution.rule, possibly_same_as=len(resolution.possibly_same_as))
     return resolution
 
 

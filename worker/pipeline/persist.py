@@ -169,14 +169,16 @@ def _activate(conn: Any, ctx: WriteContext, status: str, searchable_since: int) 
 
 def _resolve_subject(conn: Any, ctx: WriteContext, deps: StageDeps, memory_id: str, status: str) -> dict[str, Any]:
     """The entity the subject resolves to, created when new, recorded on the memory; what the
-    decision log says about it. A quarantined memory's subject is resolved on release."""
+    decision log says about it: the entity's id alone, since a key limited to one agent
+    reads its jobs, and how a name resolved tells what other agents wrote (the entity's own
+    view, for org-wide keys, has its resemblances). A quarantined memory's subject is
+    resolved on release."""
     name = entity_keys.subject_name(ctx.subject_key)
     if name is None or status == "quarantined":
         return {}
     resolution = entities.attach(conn, ctx.org_id, memory_id, name, ctx.subject_aspect,
                                  deps.settings.entity_similarity_threshold)
-    return {"subject_entity": {"entity_id": resolution.entity_id, "rule": resolution.rule,
-                               "possibly_same_as": resolution.possibly_same_as}}
+    return {"subject_entity": resolution.entity_id}
 
 
 def _audit_release(conn: Any, ctx: WriteContext, outcome: str, result_memory_id: str) -> None:

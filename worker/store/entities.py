@@ -68,17 +68,17 @@ _RELATED = text(
 )
 _MEMORY_COUNT = text("SELECT count(*) FROM memories WHERE org_id = :org_id AND subject_entity_id = :id "
                      "AND deleted_at IS NULL")
-_SET_MEMORY = text("UPDATE memories SET subject_entity_id = :entity_id, subject_aspect = :aspect "
-                   "WHERE org_id = :org_id AND id = :id")
+_SET_MEMORY = text("UPDATE memories SET subject_entity_id = :entity_id, "
+                   "subject_aspect = COALESCE(:aspect, subject_aspect) WHERE org_id = :org_id AND id = :id")
 _SAME_ASPECT = text(
-    "SELECT id, content, valid_from, valid_until, subject_key, subject_entity_id FROM memories "
+    "SELECT id, content, valid_from, valid_until, subject_key, subject_entity_id, subject_aspect FROM memories "
     "WHERE org_id = :org_id AND agent_id = :agent_id AND subject_entity_id = :entity_id AND subject_aspect = :aspect "
     "AND status = 'active' AND deleted_at IS NULL AND subject_aspect IS NOT NULL AND valid_from IS NOT NULL "
     "ORDER BY valid_from DESC, id LIMIT :limit"
 )
 # Memories whose subject names an entity (not empty, no placeholder) and have none yet.
 _UNFILLED_WHERE = ("org_id = :org_id AND subject_entity_id IS NULL AND subject_key IS NOT NULL AND deleted_at IS NULL "
-                   "AND split_part(subject_key, '|', 1) <> '' AND strpos(split_part(subject_key, '|', 1), '[') = 0")
+                   "AND status <> 'quarantined' AND split_part(subject_key, '|', 1) <> '' AND strpos(split_part(subject_key, '|', 1), '[') = 0")
 _UNFILLED = text(
     f"SELECT id, subject_key FROM memories WHERE {_UNFILLED_WHERE} "
     "AND id > CAST(:after AS uuid) ORDER BY id LIMIT :limit FOR UPDATE SKIP LOCKED"
@@ -161,12 +161,13 @@ def memory_count(conn: Any, org_id: str, entity_id: str) -> int:
 
 def set_memory_entity(conn: Any, org_id: str, memory_id: str, entity_id: str | None,
                       aspect: str | None = None) -> None:
+    """The memory's entity; its aspect too when one is given (the backfill keeps the stored one)."""
     conn.execute(_SET_MEMORY, {"org_id": org_id, "id": memory_id, "entity_id": entity_id, "aspect": aspect})
 
 
 def same_aspect(conn: Any, org_id: str, agent_id: str, entity_id: str, aspect: str, limit: int) -> list[Any]:
     """The agent's active dated memories about that entity in that aspect, newest first:
-    ``id, content, valid_from, valid_until, subject_key, subject_entity_id``."""
+    ``id, content, valid_from, valid_until, subject_key, subject_entity_id, subject_aspect``."""
     return conn.execute(_SAME_ASPECT, {"org_id": org_id, "agent_id": agent_id, "entity_id": entity_id,
                                        "aspect": aspect, "limit": limit}).all()
 

@@ -25,8 +25,8 @@ from presidio_analyzer.predefined_recognizers import (CryptoRecognizer, EmailRec
                                                       SgFinRecognizer, SpacyRecognizer, UkNinoRecognizer,
                                                       UsItinRecognizer, UsSsnRecognizer)
 
-from ibex_worker.pii import (addresses, ibans, identifiers, languages, name_neighbours, name_words, names, networks,
-                             numbers, payments)
+from ibex_worker.pii import (addresses, cjk_addresses, ibans, identifiers, languages, name_neighbours, name_words, names,
+                             networks, numbers, payments)
 from ibex_worker.pii.casing import View
 from ibex_worker.pii.lexicon import capitalised_share, gazetteer, places
 from ibex_worker.pii.policy import Finding
@@ -216,6 +216,7 @@ def build_registry(nlp_engine: Any) -> RecognizerRegistry:
         FunctionRecognizer("IbexWalletRecognizer", ["CRYPTO"], payments.wallets),
         FunctionRecognizer(NAMED_ID, ["US_SSN", "US_ITIN", NATIONAL_ID], identifiers.named_ids),
         FunctionRecognizer("IbexAddressRecognizer", ["STREET_ADDRESS"], addresses.addresses),
+        FunctionRecognizer("IbexCjkAddressRecognizer", ["STREET_ADDRESS"], cjk_addresses.cjk_addresses),
         FunctionRecognizer(CUED, ["PERSON"], names.cued_names),
         FunctionRecognizer(KNOWN, ["PERSON"], names.known_names, with_entities=True),
         FunctionRecognizer(THING_NAMED, ["PERSON"], lambda text: names.people_named_like_things(text, NOT_A_PERSON)),

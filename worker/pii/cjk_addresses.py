@@ -7,15 +7,16 @@ and the room:
 
 - Japanese: prefecture (都道府県), one or more of city, ward, district, town or village
   (市区郡町村), the town's name, then the block and lot (``4-12-10``, ``2丁目3番4号``);
-- Chinese: province or city (省市), district or county (区县), a road (路街道巷弄) and its
-  number with 号, then 院, 楼, 座 or 室;
+- Chinese: province or city (省市), district, county or township (区县鎮鄉), a road
+  (路街道巷弄), its section and lane, and its number with 号, then 院, 栋, 单元, 楼, 座 or 室;
 - Korean: province or metropolitan city (도, 특별시, 광역시), district (구군시), an optional
   neighbourhood (읍면동), a road (로, 길, 번길) and its number, then 동 and 호.
 
 An address needs two administrative units in a row (or one and a numbered road), then a
 number in an address's form: "北京市的2个项目" or "東京都の天気" name a place, not a door.
 The building and room that follow are taken while each ends in a unit (号, 室, 楼, 座, 階,
-동, 호) or is a building's name with a room number; a count, a year or a time ends it.
+동, 호) or is a building's name with a room number, and a building named in katakana; a
+count, a year or a time ends it.
 """
 
 from __future__ import annotations
@@ -30,20 +31,29 @@ _HANGUL = "\uac00-\ud7a3"
 _DASH = "-－‐−–"
 
 _PROVINCE = rf"[{_HAN}]{{1,4}}?(?:都|道|府|県|縣|省|自治区)"
-_CITY = rf"[{_HAN}]{{1,6}}?(?:市|区|區|县|縣|郡|町|村)"
+_CITY = rf"[{_HAN}{_KANA}]{{1,6}}?(?:市|区|區|县|縣|郡|町|村|鎮|镇|鄉|乡)"
 _ROAD = rf"[{_HAN}\d]{{1,8}}?(?:大道|路|街|道|巷|弄|胡同)"
-_BLOCK = rf"\d{{1,5}}(?:\s*(?:丁目|番地|番|[{_DASH}])\s*\d{{1,5}}){{1,3}}\s*(?:号|號|番地)?"
-_DOOR = r"\d{1,5}\s*(?:号|號|番地)"
+# A road's section, lane and alley before the door ("文化路一段188巷44號").
+_SECTION = rf"(?:[一二三四五六七八九十\d]{{1,3}}段)?\s*(?:\d{{1,5}}\s*巷\s*)?(?:\d{{1,5}}\s*弄\s*)?"
+# Sapporo's grid ("北3条西4丁目") comes before the block.
+_GRID = r"(?:[東西南北]?\d{1,2}条[東西南北]?)?"
+_FLOOR_AFTER = r"(?!\d|\s*(?:階|F|号室|室|楼|樓|層|层))"  # "103番地 2階": the 2 is the floor's
+_BLOCK = (rf"{_GRID}\d{{1,5}}(?:\s*(?:丁目|番地|番|[{_DASH}])\s*\d{{1,5}}{_FLOOR_AFTER}){{1,3}}\s*(?:号|號|番地)?"
+          rf"|\d{{1,5}}\s*番地")
+_DOOR = rf"{_SECTION}\d{{1,5}}\s*(?:号|號|番地)"
 # Platforms, lines, cars and exits are numbered like blocks ("梅田の3-4番線").
 _NOT_TRANSIT = r"(?!\s*(?:番線|号線|線|番ホーム|号車|番出口|号出口|号线|号口))"
 _NOT_ROOM = r"(?![\d年月日時分秒歳人個名回件円元点%])"
-_UNIT = (rf"\s*,?\s*(?:[{_HAN}{_KANA}A-Za-z]{{1,14}}?\s*)?[A-Za-z0-9]{{1,5}}\s*"
-         r"(?:号室|号楼|號樓|号院|号|號|室|階|楼|樓|座|棟|F)")
+_UNIT = (rf"\s*,?\s*(?:[{_HAN}{_KANA}A-Za-z]{{1,14}}?\s*)?[A-Za-z\d]{{1,5}}\s*"
+         r"(?:号室|号楼|號樓|号院|号|號|室|階|楼|樓|层|層|座|棟|栋|单元|單元|F)(?:之\d{1,2})?")
 _ROOM = rf"\s*[{_HAN}{_KANA}A-Za-z]{{2,14}}\s*\d{{3,4}}{_NOT_ROOM}"
-_TAIL = rf"(?:{_UNIT}|{_ROOM}|\s*\d{{3,4}}\s*(?:室|号){_NOT_ROOM}|(?<=[座楼樓])\d{{3,4}}{_NOT_ROOM}){{0,3}}"
+# A building named in katakana with no number after it ("ペンションアルプスロッジ").
+_BUILDING = r"\s*[\u30a0-\u30ffー・]{3,20}(?![\u30a0-\u30ff\d])"
+_TAIL = (rf"(?:{_UNIT}|{_ROOM}|\s*\d{{3,4}}\s*(?:室|号){_NOT_ROOM}|(?<=[座楼樓])\d{{3,4}}{_NOT_ROOM}){{0,3}}"
+         rf"(?:{_BUILDING})?")
 _JA_ZH = re.compile(
-    rf"(?:{_PROVINCE}(?:{_CITY}){{1,3}}|(?:{_CITY}){{2,3}})"
-    rf"(?:[{_HAN}{_KANA}ー]{{0,10}}?\s*{_BLOCK}{_NOT_TRANSIT}|{_ROAD}\s*{_DOOR}|[{_HAN}{_KANA}ー]{{0,10}}?{_ROAD}\s*{_DOOR})"
+    rf"(?:{_PROVINCE}(?:{_CITY}){{1,3}}|(?:{_CITY}){{2,3}})\s*"
+    rf"(?:[{_HAN}{_KANA}ー]{{0,10}}?\s*(?:{_BLOCK}){_NOT_TRANSIT}|{_ROAD}\s*{_DOOR}|[{_HAN}{_KANA}ー]{{0,10}}?{_ROAD}\s*{_DOOR})"
     rf"{_TAIL}"
     rf"|{_CITY}{_ROAD}\s*{_DOOR}{_TAIL}")
 
@@ -58,7 +68,7 @@ _KOREAN = re.compile(
 
 # With no spaces, a match may start inside the words before the address ("她住在杭州市...",
 # "住所は神奈川県..."): pronouns, "live in", "send to", "address" and particles come off.
-_LEAD = re.compile(r"(?:[我你他她它们咱]|发票|包裹|快递|住在|住所|住址|地址|寄到|寄往|寄给|送到|发到|发往|位于|来自|搬到|"
+_LEAD = re.compile(r"(?:[我你他她它们咱]|发票|包裹|快递|住在|住所|住址|地址|寄到|寄往|寄给|送到|发到|发往|位于|来自|搬到|放在|"
                    r"住|在|到|寄|送|于|是|请|は|が|に|の|へ|で|を)+")
 
 

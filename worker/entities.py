@@ -17,10 +17,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import structlog
-from ibex_worker import entity_keys
+from ibex_worker import entity_keys, notes
 from ibex_worker.cursor import page, page_start
 from ibex_worker.db import tenant_tx
-from ibex_worker.errors import FieldIssue, IbexError, TransientError, ValidationFailed
+from ibex_worker.errors import FieldIssue, IbexError, ValidationFailed
 from ibex_worker.limits import LIST_LIMIT_MAX
 from ibex_worker.pipeline.entities import link_resemblances
 from ibex_worker.pipeline.pii import PiiInField
@@ -180,14 +180,7 @@ def _name_issues(field_name: str, value: Any) -> list[FieldIssue]:
 
 def _refuse_personal_data(names: dict[str, str], redactor: Callable[[], Redactor] | None) -> None:
     """Fail closed: a finding of any certainty, or no analysis, refuses the names."""
-    if redactor is None:
-        raise ValueError("entity names are stored only after the PII analysis")
-    texts = list(names.values())
-    try:
-        outcomes = redactor().redact_many(texts)
-    except Exception as exc:
-        raise TransientError(f"PII analysis of an entity name failed ({type(exc).__name__})",
-                             code="PII_ANALYSIS_FAILED") from None
+    outcomes = notes.analysed(list(names.values()), redactor, "entity name")
     refused = [FieldIssue(field_name, "holds personal data (" + ", ".join(sorted(
         {f.entity_type for f in outcome.findings})) + ")")
         for field_name, outcome in zip(names, outcomes, strict=True) if outcome.findings]

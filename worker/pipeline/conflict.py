@@ -74,7 +74,8 @@ def same_subject(a: Fact, b: Fact) -> str | None:
 
 
 def _predicate(fact: Fact) -> str | None:
-    return fact.subject_key.split("|", 1)[1] or None if fact.subject_key and "|" in fact.subject_key else None
+    _, separator, predicate = (fact.subject_key or "").partition("|")
+    return predicate if separator and predicate else None
 
 
 def overlaps(a: Fact, b: Fact) -> bool:

@@ -169,6 +169,10 @@ def test_registers_record_compounds_web_paths_clocks_and_decimals_are_not_phone_
     ("Ltd, VAT Reg. GB 298 7710 45, registered in Wales", "298 7710 45", False),  # a VAT number after its country
     ("BTW-nummer NL 8120 4417 1 B01", "8120 4417 1", False),
     ("ci scriva per la pratica 8812-2023 entro venerdì", "8812-2023", False),  # a case file's number
+    ("rack 4 holds 2,600 units of 72-4410-19 until Friday", "72-4410-19", False),  # an article counted in stock
+    ("ordered 12 boxes of 0734 551 208 brackets", "0734 551 208", False),
+    ("12 boxes of gloves; ring the depot on 0734 551 208", "0734 551 208", True),
+    ("fatura com NIF da empresa 509 442 017, pagamento a 60 dias", "509 442 017", False),  # a company's tax number
 
     ("call her at 1702915533", "1702915533", True),
 ])
@@ -216,6 +220,7 @@ def test_a_barcode_and_a_number_a_nearer_business_word_names_are_not_cards():
     assert _found(payments.cards, "card exp 09/29 order 4111 1111 1111 1111") == [
         ("CREDIT_CARD", "4111 1111 1111 1111", numbers.CERTAIN)]              # a valid card after a card word stays
     assert _found(payments.cards, "Referenz 4417 8200 1955 2311") == []
+    assert _found(payments.cards, "customs declaration 5402 2025 1187 3306 filed") == []
 
 
 def test_an_iban_with_a_wrong_check_digit_is_uncertain_and_an_unknown_country_is_not_an_iban():
@@ -322,6 +327,9 @@ def test_wallets_by_shape_and_an_ipv6_address_written_with_a_port():
     ("Adres: Keizersgracht 318, 1016 EZ Amsterdam", "Keizersgracht 318, 1016 EZ Amsterdam"),
     ("new address is Valiasr St, no. 2134, unit 6, Tehran 1967913561.",
      "Valiasr St, no. 2134, unit 6, Tehran 1967913561"),
+    ("she moved to Church Road, Bristol BS4 1AA.", "Church Road, Bristol BS4 1AA"),  # a place after it
+    ("kosten € 62,40 per half jaar, Dorpsstraat 12, 1234 AB Utrecht", "Dorpsstraat 12, 1234 AB Utrecht"),  # a fraction
+    ("Harç 1.450 TL, kart ücreti 310 TL, Atatürk Caddesi 12, Ankara", "Atatürk Caddesi 12, Ankara"),  # amounts
 ])
 def test_postal_addresses_from_the_street_line_to_the_postcode(text, value):
     assert [v.lower() for _, v, _ in _found(addresses.addresses, text)] == [value.lower()]
@@ -365,6 +373,9 @@ def test_postal_addresses_from_the_street_line_to_the_postcode(text, value):
     "Le train part du quai 11 et arrive à Lyon à 9 h 38",                  # a platform
     "Log pokazuje timeout na porcie 8080 po 30000 ms, commit d41d8cd",      # no town after a Dutch postcode
     "Terminal 60012298, mid 4400018821, batch 118, STAN 004471, RRN 407112884120",  # records' fields
+    "our five-a-side lot finished 3rd, fourth place went to 11 others",    # a street's type in English words
+    "compaction freed 2,310 old row groups across 84 files",
+    "Gig night: block 204, row C, seats 31-32, doors 18:30",               # seats in a hall
 ])
 def test_prose_with_numbers_is_not_an_address(text):
     assert _found(addresses.addresses, text) == []

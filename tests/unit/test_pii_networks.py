@@ -32,6 +32,15 @@ from ibex_worker.pii import networks
     ("resolver 8.8.4.4 answered slowly", "8.8.4.4", True),                        # a resolver is a host
     ("nameserver 4.2.2.2", "4.2.2.2", True),
     ("acl permit 10.8.0.0 wildcard 0.0.255.255", "0.0.255.255", False),             # a wildcard mask
+    ("agent 12.3.250.7 is behind; minimum is 12.3.251.0 now", "12.3.250.7", True),   # both could be hosts
+    ("agent 12.3.250.7 is behind; minimum is 12.3.260.0 now", "12.3.250.7", False),  # a sibling no host can be
+    ("we ship 6.2.14.3 today, the notes call it 6.2.14 hotfix 3", "6.2.14.3", False),
+    ("the host is 10.30.7.12; the chart is 10.30.7 though", "10.30.7.12", True),     # named an address outright
+    ("peer 172.16.9.4 then 172.16.12.1", "172.16.9.4", True),
+    ("docs use 2001:db8:4400::/48 for the lab", "2001:db8:4400::", False),           # a documentation network
+    ("allow 198.51.100.64/26 in the examples", "198.51.100.64", False),
+    ("her box sits at 198.51.100.66/26", "198.51.100.66", True),                    # a host written with its prefix
+    ("our prefix is 2a02:8108:1dc0::/48", "2a02:8108:1dc0::", True),                # a home's delegated prefix
 ])
 def test_versions_sections_and_masks_are_not_addresses_and_hosts_are(text, value, address):
     start = text.index(value)
@@ -56,6 +65,19 @@ def test_a_message_or_calendar_id_is_not_an_email_address():
     assert recognizer.validate_result("deadbeef.fan@example.org")                    # hex-like but a name
     assert recognizer.validate_result("k.nowak@example.pl")
     assert recognizer.validate_result("ops@10.0.0.7.nip.io")
+
+
+@pytest.mark.parametrize("text, mailboxes", [
+    ("Message-ID: <CAK7Lq=9dz+Wm3@mail.example.com>", []),
+    ("References: <a1.77@lists.example.org> <CAB+qq2@mail.example.com>", []),
+    ("In-Reply-To: <x9@mx.example.net>\nFrom: Ines Duarte <ines.duarte@example.pt>", ["ines.duarte@example.pt"]),
+    ("write to <tomas.brandt@example.de> about the message id", ["tomas.brandt@example.de"]),
+])
+def test_the_ids_a_mail_header_names_are_not_mailboxes(text, mailboxes):
+    from ibex_worker.adapters.recognizers import AnyDomainEmailRecognizer
+
+    found = AnyDomainEmailRecognizer().analyze(text, ["EMAIL_ADDRESS"])
+    assert [text[r.start:r.end] for r in found] == mailboxes
 
 
 def test_a_hardware_id_in_two_digit_groups_is_not_an_ipv6_address():

@@ -124,7 +124,13 @@ class AnyDomainEmailRecognizer(EmailRecognizer):
     strict enough to act on. A message or calendar id (``20240311T084217Z-41729@host``, a
     date and time before the "@"), a hexadecimal key before the "@", a package
     pinned to a version (``react@19.0.0-rc.1``: no domain ends in digits) and a service's
-    Kerberos principal (``host/ldap-02.corp@CORP.IO``) are nobody's mailbox."""
+    Kerberos principal (``host/ldap-02.corp@CORP.IO``) are nobody's mailbox, nor is the id a
+    mail header names (``Message-ID: <CAF=x8Y2k@mail.gmail.com>``)."""
+
+    def analyze(self, text: str, entities: list[str], nlp_artifacts: Any = None,
+                regex_flags: int | None = None) -> list[RecognizerResult]:
+        results = super().analyze(text, entities, nlp_artifacts, regex_flags)
+        return [r for r in results if not _MESSAGE_ID_HEADER.search(text[max(0, r.start - 40):r.start])]
 
     def validate_result(self, pattern_text: str) -> bool:
         local, _, domain = pattern_text.rpartition("@")
@@ -143,6 +149,9 @@ _SERVICE_PRINCIPAL = re.compile(r"(?:host|http|https|ldap|nfs|cifs|krbtgt|postgr
                                 re.IGNORECASE)
 
 
+# A mail header that holds message ids, right before the value ("In-Reply-To: <", "References: <a@b> <").
+_MESSAGE_ID_HEADER = re.compile(r"(?:message-id|in-reply-to|references|content-id|x-message-id)\s*:\s*"
+                                r"(?:<[^<>\s]+>\s*)*<$", re.IGNORECASE)
 _STAMPED_ID = re.compile(r"(?:19|20)\d{6}t?\d{4,6}z?[-._@]", re.IGNORECASE)
 
 

@@ -16,8 +16,9 @@ import re
 
 from ibex_worker.pii import address_vetoes as vetoes
 from ibex_worker.pii.address_words import (BOX_ABBREVIATIONS, BOXES, BUILDINGS, ENGLISH_JOINERS, FOREIGN_PREFIXES,
-                                           FUNCTION_WORDS, NOT_POSTCODE_LETTERS, NOT_PROSE, NUMBER_NAMES, REGION_WORDS,
-                                           STREET_PREFIXES, STREET_SUFFIXES, STREET_TYPES, UNITS, US_STATES)
+                                           FUNCTION_WORDS, NOT_POSTCODE_LETTERS, NOT_PROSE, NUMBER_NAMES, QUANTITIES,
+                                           REGION_WORDS, STREET_PREFIXES, STREET_SUFFIXES, STREET_TYPES, UNITS,
+                                           US_STATES)
 from ibex_worker.pii.business import record_compound
 from ibex_worker.pii.lexicon import capitalised_share, is_common, places
 from ibex_worker.pii.numbers import LIKELY, Hit
@@ -171,11 +172,19 @@ def addresses(text: str) -> list[Hit]:
                     and not re.match(r"\.?\s+[^\W\d_]", text[match.end():]):
                 continue  # "row 14", "$25 per walk, keys ...": a street's type with no name before or after it
             span = _extend(text, start, match.end(), weak=True) if start is not None else None
+            if anchor is _NAMED_STREET and span is not None and _plain_english(match.group(0)) \
+                    and not _names_a_place(text[span[0]:span[1]]):
+                continue  # "second place out of 14 teams", "dead row versions": English words and numbers
             if span is not None:
                 spans.append(span)
     for match in _CODES.finditer(text):
         spans.append(_extend(text, match.start(), match.end(), weak=True, alone=True) or (match.start(), match.end()))
-    return [Hit("STREET_ADDRESS", start, end, LIKELY) for start, end in _merge(spans)]
+    return [Hit("STREET_ADDRESS", start, end, LIKELY) for start, end in _merge(spans)
+            if not _SEATING.search(text, start, end)]
+
+
+# "block 112, row K, seats 14-15": a seat in a hall or a stadium, not a door.
+_SEATING = re.compile(r"(?<![\w])seats?\s+\d", re.IGNORECASE)
 
 
 def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -199,6 +208,17 @@ def _extend(text: str, start: int, end: int, *, weak: bool, alone: bool = False)
     if weak and not alone and not _place_like(text[within:right]) and not _place_like(before):
         return None  # nothing that reads as a place beyond the anchor's own part: named in passing
     return left, right
+
+
+def _plain_english(words: str) -> bool:
+    return all(is_common(word.lower()) for word in re.findall(r"[^\W\d_]+", words))
+
+
+def _names_a_place(span: str) -> bool:
+    """A word that is no common English word, a known place or a British or Canadian postcode:
+    what tells a street named in English words ("Mill Lane, Bristol") from prose."""
+    return any(not is_common(word.lower()) or word.lower() in places() for word in re.findall(r"[^\W\d_]+", span)) \
+        or _CODES.search(span) is not None
 
 
 def _place_like(parts: str) -> bool:
@@ -312,8 +332,9 @@ def _extend_left(text: str, start: int, *, general: bool) -> int:
             return start  # prose before the anchor in its own part
     for _ in range(4):
         match = _LEFT_PART.search(text[:start])
-        if match is None or re.search(r"\d(?::|[.,](?=\d))$", text[:match.start(1)]):
-            return start  # "support act 19:45, block 112": the minutes of a time, not an address part
+        if match is None or re.search(r"\d:$", text[:match.start(1)]) \
+                or re.search(r"\d[.,]$", text[:match.start(1)]) and text[match.start(1):match.start(1) + 1].isdigit():
+            return start  # "support act 19:45, block 112", "€ 62,40 per half jaar": a time's minutes, a fraction
         part = match.group(1)
         if general and vetoes.names_a_record(part):
             taken = _address_suffix(part)  # "batch 118, STAN 004471": a record's field, not an address part
@@ -334,6 +355,9 @@ def _address_suffix(part: str) -> int:
     words = list(re.finditer(r"\S+", part))
     for count in range(len(words), 0, -1):
         candidate = part[words[-count].start():words[-1].end()]
+        if count < len(words) and words[-count - 1].group(0)[-1:].isdigit() \
+                and words[-count].group(0).lower().strip(".,") in QUANTITIES:
+            continue  # "kart bedeli 245 TL": the unit of the number before it, cut from it
         if _address_like(candidate):
             return len(part) - words[-count].start()
     return 0
@@ -371,7 +395,10 @@ def _unit_letter(bare: list[str], index: int) -> bool:
 
 
 _STATE_ZIP = re.compile(r"[a-z]{2}\.?\s+\d{5}(?:-\d{4})?", re.IGNORECASE)
+# An amount in its currency's code ("kart bedeli 245 TL", "1.200 SEK"): a price, not an address part.
+_CURRENCY_CODES = ("eur|usd|gbp|chf|sek|nok|dkk|pln|czk|huf|tl|try|ron|bgn|inr|jpy|cny|rmb|krw|thb|myr|idr|zar|ngn|"
+                   "kes|aed|sar")
 
 
 _PROSE_MARKS = re.compile(r"\d{3}[ .\-]\d{3}[ .\-]\d{3,4}|https?:|[!?]|\b\d{1,2}:\d{2}\b|\d+\s*(?:am|pm)\b"
-                          r"|[£$€¥₹]\s?\d|\d\s?%|\d+\.\d+\.\d+|[→⇒°′″]|->", re.I)
+                          rf"|[£$€¥₹]\s?\d|\d\s?%|\d+\.\d+\.\d+|[→⇒°′″]|->|\d\s?(?:{_CURRENCY_CODES})(?![\w])", re.I)

@@ -32,6 +32,7 @@ _WORDS = [
     "referenz", "référence", "referencia", "referência", "riferimento", "referentie", "pratica", "fascicolo",
     "dossier", "expediente", "ports", "issn", "eissn", "art nr", "artikel", "euromillions", "powerball", "jackpot",
     "kostenstelle", "cost centre", "cost center", "seed value", "random seed", "waybill", "freight bill",
+    "customs declaration",
     "bill of lading", "pnr", "pakket", "zending", "zamówienie", "zamowienie", "zamówienia", "zamowienia", "przesyłka",
     "przesylka", "paczka", "faktura", "faktury", "đơn hàng", "don hang", "mã đơn", "seguimiento", "rastreamento",
     "till number", "till no", "paybill", "meter", "zähler", "zählerstand", "compteur", "contador",
@@ -50,7 +51,7 @@ _REGISTERS = [
     "ust", "rcs", "nip", "regon", "krs", "kvk", "orgnr", "company no", "company registration", "business number",
     "employer number", "hrb", "hra", "duns", "d-u-n-s", "lei", "rea", "aba", "routing", "swift", "bic",
     "consignment", "rma", "pin", "ts", "lotto", "sipariş", "siparis", "barcode", "barras", "boleto", "iata",
-    "charity", "registration", "cep", "cvr", "gst", "hst",
+    "charity", "registration", "cep", "cvr", "gst", "hst", "nipc", "nif da empresa",
 ]
 
 # A record's own name glued to "number" ("Buchungsnr.", "klantnummer", "Org.nr"), unless

@@ -47,7 +47,8 @@ def ip_in_context(text: str, start: int, end: int) -> bool:
                 or value.startswith("0.")
                 or _network(text, start, end) or _NETMASK.fullmatch(value) is not None
                 or _version_like(value) and not IP_CUES.found_in(before)
-                or _version_change(text, start) or _product_version(text, start, end, before))
+                or _version_change(text, start) or _product_version(text, start, end, before)
+                or _version_sibling(text, start, end) and not _ADDRESS_WORDS.found_in(before))
 
 
 # "04:2F:8A:11:9C:3D:77:E0": a MAC or EUI-64 written in two-digit groups reads as IPv6, but
@@ -90,9 +91,49 @@ def _network(text: str, start: int, end: int) -> bool:
     if length is None:
         return False
     bits = int(length.group(1))
+    if _documentation_range(_PREFIX_LENGTH.sub("", value).strip(), bits):
+        return True
     if ":" in value:
         return bits < 48
     return bits < 24 or bits == 24 and _PREFIX_LENGTH.sub("", value).strip().endswith(".0")
+
+
+# Words that name a quad an address outright ("the ip is 10.20.4.77, the version is 10.20.4").
+_ADDRESS_WORDS = Cues.of(["ip", "ips", "ipv4", "address", "addr", "host", "hostname"])
+_DOTTED = re.compile(r"(?<![\w.])\d+(?:\.\d+)+(?![\w]|\.\d)")
+
+
+def _version_sibling(text: str, start: int, end: int) -> bool:
+    """``client 8.4.255.10 < required 8.4.256.0``, ``10.4.22.1 ... 10.4.22 build 1``: another
+    dotted number of the text that no IPv4 address can be (three parts, or a part over 255)
+    shares the quad's first two parts: both are versions of one thing, unless the quad is
+    named an address."""
+    parts = text[start:end].split(".")
+    if len(parts) != 4 or not all(part.isdigit() for part in parts):
+        return False
+    for match in _DOTTED.finditer(text):
+        if match.start() < end and start < match.end():
+            continue
+        other = match.group(0).split(".")
+        if other[:2] == parts[:2] and (len(other) != 4 or any(int(part) > 255 for part in other)):
+            return True
+    return False
+
+
+# Address blocks reserved for documentation (RFC 5737, RFC 3849): a range in one is an example.
+_DOCUMENTATION = tuple(ipaddress.ip_network(block) for block in
+                       ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "2001:db8::/32"))
+
+
+def _documentation_range(address: str, bits: int) -> bool:
+    """``2001:db8::/48``: a network written with its prefix inside a documentation block (a
+    host there, ``203.0.113.5/30`` too, is still masked: examples are written like real addresses)."""
+    try:
+        network = ipaddress.ip_network(f"{address}/{bits}")  # a host written with its prefix is none
+    except ValueError:
+        return False
+    return network.num_addresses > 1 and any(network.version == block.version and network.subnet_of(block)
+                                             for block in _DOCUMENTATION)
 
 
 def _version_like(value: str) -> bool:

@@ -195,8 +195,9 @@ def _phone_alone(text: str, start: int, value: str) -> bool:
         return False  # "assigned ... at 1710146537": "at" names a time as often as a number to call
     if re.fullmatch(r"\d\.", text[max(0, start - 2):start]) and not _phone_cue(text, start):
         return False  # "23793.38128 60000": the rest of a longer number, cut at its decimal point
-    if phone_vetoes.listed(text, start, value) and not _phone_cue(text, start):
-        return False  # "rows 4418-18234", "6-4 3-6 7-6", "cartridge 9012-3317-50": a range, scores, a part's number
+    if (phone_vetoes.listed(text, start, value) or _COUNTED_ITEM.search(text[max(0, start - 40):start])) \
+            and not _phone_cue(text, start):
+        return False  # "rows 4418-18234", "6-4 3-6 7-6", "1,440 units of 55-1010-88": a range, scores, a part
     lead = _THOUSANDS_LEAD.search(text[max(0, start - 5):start])
     grouped = f"{lead.group(1)} {value}" if lead else value
     counted = _THOUSANDS.fullmatch(grouped) and len(re.sub(r"\D", "", value)) <= 10
@@ -245,6 +246,9 @@ def named_by_record(text: str, start: int) -> bool:
 
 # A unit of measure or a counted thing right after the number.
 # Not "lines" or "messages": "0800 123 4567 lines open 9-5", "07700 900123 messages only".
+# "holds 1,440 units of 55-1010-88": an article counted in stock, named by its number.
+_COUNTED_ITEM = re.compile(r"\d[\d,.]*\s+(?:units?|pcs|pieces|boxes|cases|pallets|cartons|rolls|packs|bags|crates|"
+                           r"reels)\s+of\s+$", re.IGNORECASE)
 _UNIT_AFTER = re.compile(r"\s?(?:bytes?|[kmgtp]i?b|ms|ns|µs|rows|records|requests|reqs|tokens|events|entries|ops|iops|"
                          r"packets|tonnes|tons|kg|km|people|users|visitors|votes)\b", re.IGNORECASE)
 # A count grouped by thousands with a one- or two-digit lead ("5 330 000", "45 905 417"), ten

@@ -376,6 +376,8 @@ def test_postal_addresses_from_the_street_line_to_the_postcode(text, value):
     "our five-a-side lot finished 3rd, fourth place went to 11 others",    # a street's type in English words
     "compaction freed 2,310 old row groups across 84 files",
     "Gig night: block 204, row C, seats 31-32, doors 18:30",               # seats in a hall
+    "Beslut 2291-25: ansökan prövas av nämnden för bygglov inom 6–8 veckor.",  # Swedish "av" is no avenue
+    "Ärende 4410-318, handläggs av enheten för tillstånd. Svar inom 3–5 veckor.",
 ])
 def test_prose_with_numbers_is_not_an_address(text):
     assert _found(addresses.addresses, text) == []

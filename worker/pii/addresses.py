@@ -15,11 +15,12 @@ from __future__ import annotations
 import re
 
 from ibex_worker.pii import address_vetoes as vetoes
-from ibex_worker.pii.address_words import (BOX_ABBREVIATIONS, BOXES, BUILDINGS, ENGLISH_JOINERS, FOREIGN_PREFIXES,
-                                           FUNCTION_WORDS, NOT_POSTCODE_LETTERS, NOT_PROSE, NUMBER_NAMES, QUANTITIES,
-                                           REGION_WORDS, STREET_PREFIXES, STREET_SUFFIXES, STREET_TYPES, UNITS,
-                                           US_STATES)
+from ibex_worker.pii.address_words import (ADDRESS_PARTICLES, BOX_ABBREVIATIONS, BOXES, BUILDINGS, ENGLISH_JOINERS,
+                                           FOREIGN_PREFIXES, FUNCTION_WORDS, NOT_POSTCODE_LETTERS, NOT_PROSE,
+                                           NUMBER_NAMES, QUANTITIES, REGION_WORDS, STREET_PREFIXES, STREET_SUFFIXES,
+                                           STREET_TYPES, UNITS, US_STATES)
 from ibex_worker.pii.business import record_compound
+from ibex_worker.pii.languages import function_words
 from ibex_worker.pii.lexicon import capitalised_share, is_common, places
 from ibex_worker.pii.numbers import LIKELY, Hit
 
@@ -138,6 +139,8 @@ def addresses(text: str) -> list[Hit]:
                     spans.append(span)
                 continue  # "Soi 11", "Quai 11": a prefix and a number alone name a lane or a platform
                 # ("Carrera 7 # 71-21" numbers its door after the sign)
+            if anchor is _PREFIX_FIRST and _swedish_by(match.group("prefix"), match.group("name")):
+                continue  # "prövas av nämnden för bygglov inom 6": Swedish "by", not "Av." (an avenue)
             if anchor is _NUMBER_FIRST and match.group("prefix").lower() in vetoes.NAME_FIRST_PREFIXES:
                 continue  # "2025 im Sekretariat": German streets are named before their number ("Im Tal 5")
             if anchor in (_COMPOUND_STREET, _SPACED_SUFFIX_STREET) and is_common(match.group(0).split()[0].lower()):
@@ -156,6 +159,9 @@ def addresses(text: str) -> list[Hit]:
                 continue  # not a place's name; "MSCU 472819 6": a shipping container's number
             if anchor is _NAMED_STREET and vetoes.landmark_after(text, match.end()):
                 continue  # "Oxford Street station": a place named after the street
+            if anchor is _NAMED_STREET and re.search(r"\bav$", match.group(0), re.IGNORECASE) \
+                    and _swedish_by("av", " ".join(text[match.end():].split()[:3])):
+                continue  # "ärendet handläggs av enheten för ...": Swedish "by", not an avenue
             if match.groupdict().get("letters") and match.group("letters").lower() in NOT_POSTCODE_LETTERS:
                 continue  # "2024 de", "1000 IU": a year or an amount before a word, not "1017 XN"
             if match.groupdict().get("letters") and not re.match(r"\s*,?\s*[^\W\d_]", text[match.end():]):
@@ -208,6 +214,13 @@ def _extend(text: str, start: int, end: int, *, weak: bool, alone: bool = False)
     if weak and not alone and not _place_like(text[within:right]) and not _place_like(before):
         return None  # nothing that reads as a place beyond the anchor's own part: named in passing
     return left, right
+
+
+def _swedish_by(prefix: str, words: str) -> bool:
+    """"av" without its point before words with another language's function words ("för",
+    "inom"; not the particles of street names, "de", "van"): the Scandinavian preposition."""
+    return prefix.lower() == "av" and any(word.lower() in function_words() and word.lower() not in ADDRESS_PARTICLES
+                                          for word in words.split())
 
 
 def _plain_english(words: str) -> bool:

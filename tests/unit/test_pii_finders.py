@@ -368,6 +368,8 @@ def test_postal_addresses_from_the_street_line_to_the_postcode(text, value):
     "MwSt 7% 3,21 Bon-Nr. 7716 Kasse 4 Filiale 0212",                      # a record's compound before it
     "Train ICE 1517 Berlin to Hamburg, coach 9",                            # a record's word, then its issuer
     "Flight LH 2417 MUC-WAW on 18 Sep, seat 14C",
+    "Ferry 9F 3310 Dover Eastern Docks 06:15, cabin 4",                     # an operator's letter and digit
+    "Train 2417 Leeds St Helens 11:02",
     "Summe 2 400 Kuna, rok 15 dana",                                        # an amount in its currency
     "her phone was snatched on Sukhumvit Soi 11; police ref tp-2291",       # a prefix and a number alone
     "Le train part du quai 11 et arrive à Lyon à 9 h 38",                  # a platform

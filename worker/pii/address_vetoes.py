@@ -39,10 +39,18 @@ def record_number(text: str, start: int) -> bool:
     """A record's word right before the number ("port 6432", "Bon-Nr. 5612"), or before the
     code of its issuer ("flight LH 2417", "train TGV 6203")."""
     before = words_before(text, start, 2)
-    if before and (before[-1] in RECORD_WORDS or record_compound(before[-1]) and not before[-1].startswith(_DOORS)):
+    if before and (before[-1] in RECORD_WORDS | _SERVICES or record_compound(before[-1])
+                   and not before[-1].startswith(_DOORS)):
         return True
-    return len(before) == 2 and before[0] in RECORD_WORDS and before[1].isalpha() and len(before[1]) <= 3 \
-        and before[1] not in FUNCTION_WORDS and before[1] not in {"via", "c/o"}  # not "the invoice to 12 Elm St"
+    # not "the invoice to 12 Elm St"
+    return len(before) == 2 and before[0] in RECORD_WORDS | _SERVICES and _ISSUER_CODE.fullmatch(before[1]) \
+        is not None and before[1] not in FUNCTION_WORDS and before[1] not in {"via", "c/o"}
+
+
+# Services numbered by their operator ("train 9O 9014", "bus 73"); an issuer's code before the
+# number is letters ("LH", "TGV") or an airline's letter and digit ("9O", "U2").
+_SERVICES = frozenset({"train", "bus", "tram", "ferry", "coach"})
+_ISSUER_CODE = re.compile(r"[^\W\d_]{1,3}|\d[^\W\d_]|[^\W\d_]\d")
 
 
 _DOORS = ("haus", "huis", "house")  # "Hausnummer 12": the door's own number

@@ -13,7 +13,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ibex_worker.adapters.recognizers import CUED, ID_LIKE, KNOWN, NOT_NAME_WORDS, OTHER_SCRIPT, SPACY, THING_NAMED
+from ibex_worker.adapters.recognizers import (CJK_NAMED, CUED, ID_LIKE, KNOWN, NOT_NAME_WORDS, OTHER_SCRIPT, SPACY,
+                                              THING_NAMED)
 from ibex_worker.pii import languages, name_model
 from ibex_worker.pii.casing import View
 from ibex_worker.pii.lexicon import places
@@ -39,7 +40,8 @@ def name_evidence(raw: Sequence[Finding], refined: Sequence[Finding]) -> name_mo
 def arbitrate_names(view: View, doc: Sequence[Any], raw: Sequence[Finding], refined: Sequence[Finding],
                     model: name_model.NameModel) -> list[Finding]:
     """The refined findings with their people replaced by the names the model finds, reading
-    every finder's people (before and after refinement) as evidence."""
+    every finder's people (before and after refinement) as evidence; names in Chinese,
+    Japanese and Korean text, which the model cannot read, are kept as their finder found them."""
     words = name_model.words_of(view.text, doc)
     probabilities = model.probabilities(view.text, words, name_evidence(raw, refined),
                                         foreign=languages.reads_foreign(view.text))
@@ -47,7 +49,8 @@ def arbitrate_names(view: View, doc: Sequence[Any], raw: Sequence[Finding], refi
     people = [Finding("PERSON", start, end, MODEL_NAME_SCORE, MODEL_NAMED)
               for start, end in name_model.name_spans(view.text, words, probabilities, model.threshold)
               if _model_person(view.text, start, end, kept)]
-    return [f for f in refined if f.entity_type != "PERSON"] + people
+    cjk = [f for f in refined if f.entity_type == "PERSON" and f.recognizer == CJK_NAMED]
+    return [f for f in refined if f.entity_type != "PERSON"] + people + cjk
 
 
 def _model_person(text: str, start: int, end: int, kept: Sequence[tuple[int, int]]) -> bool:

@@ -25,8 +25,8 @@ from presidio_analyzer.predefined_recognizers import (CryptoRecognizer, EmailRec
                                                       SgFinRecognizer, SpacyRecognizer, UkNinoRecognizer,
                                                       UsItinRecognizer, UsSsnRecognizer)
 
-from ibex_worker.pii import (addresses, cjk_addresses, ibans, identifiers, languages, name_neighbours, name_words, names,
-                             networks, numbers, payments)
+from ibex_worker.pii import (addresses, cjk_addresses, cjk_names, ibans, identifiers, languages, name_neighbours,
+                             name_words, names, networks, numbers, payments)
 from ibex_worker.pii.casing import View
 from ibex_worker.pii.lexicon import capitalised_share, gazetteer, places
 from ibex_worker.pii.policy import Finding
@@ -46,6 +46,7 @@ KNOWN = "IbexKnownNameRecognizer"
 THING_NAMED = "IbexThingNamedPersonRecognizer"
 NAMED_ID = "IbexNamedIdRecognizer"
 OTHER_SCRIPT = "IbexOtherScriptNameRecognizer"
+CJK_NAMED = "IbexCjkNameRecognizer"  # names in Chinese, Japanese and Korean text: taken as found
 _NUMBER_TYPES = frozenset({"PHONE_NUMBER", "CREDIT_CARD", "US_SSN", "US_ITIN", NATIONAL_ID})
 
 # Names of identifiers and payment words that label a value ("NIE", "IBAN", "Amex"): not people.
@@ -230,6 +231,7 @@ def build_registry(nlp_engine: Any) -> RecognizerRegistry:
         FunctionRecognizer(KNOWN, ["PERSON"], names.known_names, with_entities=True),
         FunctionRecognizer(THING_NAMED, ["PERSON"], lambda text: names.people_named_like_things(text, NOT_A_PERSON)),
         FunctionRecognizer(OTHER_SCRIPT, ["PERSON"], names.other_script_names),
+        FunctionRecognizer(CJK_NAMED, ["PERSON"], cjk_names.cjk_names),
     ):
         registry.add_recognizer(recognizer)
     return registry
@@ -280,7 +282,7 @@ def _names_of_foreign_text(text: str, findings: list[Finding]) -> list[Finding]:
     its words that are names (see ``ibex_worker.pii.languages``); a cue's name stands."""
     out = []
     for f in findings:
-        if f.entity_type != "PERSON" or f.recognizer == CUED:
+        if f.entity_type != "PERSON" or f.recognizer in (CUED, CJK_NAMED):
             out.append(f)
             continue
         out.extend(Finding(f.entity_type, start, end, f.score, f.recognizer)

@@ -174,3 +174,25 @@ def cas_number(text: str, value: str) -> bool:
         return False
     digits = (match.group(1) + match.group(2))[::-1]
     return sum(int(d) * (i + 1) for i, d in enumerate(digits)) % 10 == int(match.group(3))
+
+
+def scandinavian_by(prefix: str, words: str) -> bool:
+    """"av" without its point before words with another language's function words ("för",
+    "inom"; not the particles of street names, "de", "van"): the Scandinavian preposition."""
+    return prefix.lower() == "av" and any(word.lower() in function_words() and word.lower() not in ADDRESS_PARTICLES
+                                          for word in words.split())
+
+
+def plain_english(words: str) -> bool:
+    return all(is_common(word.lower()) for word in re.findall(r"[^\W\d_]+", words))
+
+
+def names_a_place(span: str, postcodes: re.Pattern[str]) -> bool:
+    """A word that is no common English word, a known place or a postcode: what tells a
+    street named in English words ("Mill Lane, Bristol") from prose ("second place")."""
+    return any(not is_common(word.lower()) or word.lower() in places() for word in re.findall(r"[^\W\d_]+", span)) \
+        or postcodes.search(span) is not None
+
+
+# "block 112, row K, seats 14-15": a seat in a hall or a stadium, not a door.
+SEATING = re.compile(r"(?<![\w])seats?\s+\d", re.IGNORECASE)

@@ -15,12 +15,11 @@ from __future__ import annotations
 import re
 
 from ibex_worker.pii import address_vetoes as vetoes
-from ibex_worker.pii.address_words import (ADDRESS_PARTICLES, BOX_ABBREVIATIONS, BOXES, BUILDINGS, ENGLISH_JOINERS,
+from ibex_worker.pii.address_words import (BOX_ABBREVIATIONS, BOXES, BUILDINGS, ENGLISH_JOINERS,
                                            FOREIGN_PREFIXES, FUNCTION_WORDS, NOT_POSTCODE_LETTERS, NOT_PROSE,
                                            NUMBER_NAMES, QUANTITIES, REGION_WORDS, STREET_PREFIXES, STREET_SUFFIXES,
                                            STREET_TYPES, UNITS, US_STATES)
 from ibex_worker.pii.business import record_compound
-from ibex_worker.pii.languages import function_words
 from ibex_worker.pii.lexicon import capitalised_share, is_common, places
 from ibex_worker.pii.numbers import LIKELY, Hit
 
@@ -139,7 +138,7 @@ def addresses(text: str) -> list[Hit]:
                     spans.append(span)
                 continue  # "Soi 11", "Quai 11": a prefix and a number alone name a lane or a platform
                 # ("Carrera 7 # 71-21" numbers its door after the sign)
-            if anchor is _PREFIX_FIRST and _swedish_by(match.group("prefix"), match.group("name")):
+            if anchor is _PREFIX_FIRST and vetoes.scandinavian_by(match.group("prefix"), match.group("name")):
                 continue  # "prövas av nämnden för bygglov inom 6": Swedish "by", not "Av." (an avenue)
             if anchor is _NUMBER_FIRST and match.group("prefix").lower() in vetoes.NAME_FIRST_PREFIXES:
                 continue  # "2025 im Sekretariat": German streets are named before their number ("Im Tal 5")
@@ -160,7 +159,7 @@ def addresses(text: str) -> list[Hit]:
             if anchor is _NAMED_STREET and vetoes.landmark_after(text, match.end()):
                 continue  # "Oxford Street station": a place named after the street
             if anchor is _NAMED_STREET and re.search(r"\bav$", match.group(0), re.IGNORECASE) \
-                    and _swedish_by("av", " ".join(text[match.end():].split()[:3])):
+                    and vetoes.scandinavian_by("av", " ".join(text[match.end():].split()[:3])):
                 continue  # "ärendet handläggs av enheten för ...": Swedish "by", not an avenue
             if match.groupdict().get("letters") and match.group("letters").lower() in NOT_POSTCODE_LETTERS:
                 continue  # "2024 de", "1000 IU": a year or an amount before a word, not "1017 XN"
@@ -178,19 +177,16 @@ def addresses(text: str) -> list[Hit]:
                     and not re.match(r"\.?\s+[^\W\d_]", text[match.end():]):
                 continue  # "row 14", "$25 per walk, keys ...": a street's type with no name before or after it
             span = _extend(text, start, match.end(), weak=True) if start is not None else None
-            if anchor is _NAMED_STREET and span is not None and _plain_english(match.group(0)) \
-                    and not _names_a_place(text[span[0]:span[1]]):
+            if anchor is _NAMED_STREET and span is not None and vetoes.plain_english(match.group(0)) \
+                    and not vetoes.names_a_place(text[span[0]:span[1]], _CODES):
                 continue  # "second place out of 14 teams", "dead row versions": English words and numbers
             if span is not None:
                 spans.append(span)
     for match in _CODES.finditer(text):
         spans.append(_extend(text, match.start(), match.end(), weak=True, alone=True) or (match.start(), match.end()))
     return [Hit("STREET_ADDRESS", start, end, LIKELY) for start, end in _merge(spans)
-            if not _SEATING.search(text, start, end)]
+            if not vetoes.SEATING.search(text, start, end)]
 
-
-# "block 112, row K, seats 14-15": a seat in a hall or a stadium, not a door.
-_SEATING = re.compile(r"(?<![\w])seats?\s+\d", re.IGNORECASE)
 
 
 def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -214,24 +210,6 @@ def _extend(text: str, start: int, end: int, *, weak: bool, alone: bool = False)
     if weak and not alone and not _place_like(text[within:right]) and not _place_like(before):
         return None  # nothing that reads as a place beyond the anchor's own part: named in passing
     return left, right
-
-
-def _swedish_by(prefix: str, words: str) -> bool:
-    """"av" without its point before words with another language's function words ("för",
-    "inom"; not the particles of street names, "de", "van"): the Scandinavian preposition."""
-    return prefix.lower() == "av" and any(word.lower() in function_words() and word.lower() not in ADDRESS_PARTICLES
-                                          for word in words.split())
-
-
-def _plain_english(words: str) -> bool:
-    return all(is_common(word.lower()) for word in re.findall(r"[^\W\d_]+", words))
-
-
-def _names_a_place(span: str) -> bool:
-    """A word that is no common English word, a known place or a British or Canadian postcode:
-    what tells a street named in English words ("Mill Lane, Bristol") from prose."""
-    return any(not is_common(word.lower()) or word.lower() in places() for word in re.findall(r"[^\W\d_]+", span)) \
-        or _CODES.search(span) is not None
 
 
 def _place_like(parts: str) -> bool:

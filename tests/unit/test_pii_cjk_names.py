@@ -1,0 +1,49 @@
+"""Names in Chinese, Japanese and Korean text (``ibex_worker.pii.cjk_names``): announced by a
+title or honorific after them, or by a field, a greeting or a verb before them; the words
+these cues also follow are not names."""
+
+from __future__ import annotations
+
+import pytest
+
+from ibex_worker.pii.cjk_names import cjk_names
+
+
+def _names(text: str) -> list[str]:
+    return [text[hit.start:hit.end] for hit in cjk_names(text)]
+
+
+@pytest.mark.parametrize("text, names", [
+    ("明天上午周小姐会把样品送到前台。", ["周"]),                                  # a family name and a title
+    ("请转告欧阳娜娜女士，合同已经盖章。", ["欧阳娜娜"]),                            # a compound family name
+    ("这件事交给郑国平经理处理。", ["郑国平"]),
+    ("收件人：何静怡，电话见订单备注", ["何静怡"]),                                  # a field before the name
+    ("有问题请联系谢文杰，他这周值班。", ["谢文杰"]),                                # a verb, the name ends the run
+    ("您好 蔡雅婷，您的包裹已签收。", ["蔡雅婷"]),                                   # a greeting
+    ("明日の打ち合わせは中島さんが担当します。", ["中島"]),                          # an honorific after a name
+    ("宛先：藤原 翔太 様", ["藤原 翔太"]),
+    ("本件の窓口は小野です。よろしくお願いいたします。", ["小野"]),                  # a family name before です
+    ("はるかちゃんの発表会は日曜日です。", ["はるか"]),                              # a name in kana
+    ("氏名：キムラ タクヤ", ["キムラ タクヤ"]),
+    ("정수빈 씨에게 자료를 보내 주세요.", ["정수빈"]),                               # a title after a Korean name
+    ("한지우님, 예약이 확정되었습니다.", ["한지우"]),
+    ("담당자: 윤서준 과장", ["윤서준"]),
+    ("안녕하세요, 배유진입니다.", ["배유진"]),
+])
+def test_a_name_a_title_field_greeting_or_verb_announces_is_found(text, names):
+    assert _names(text) == names
+
+
+@pytest.mark.parametrize("text", [
+    "本周末不上班，找工作的事下周再说。",           # "找工作": a verb and a word, no name after it
+    "我们下周去北京开会，请准备好资料。",
+    "看医生之前先挂号。",                            # no family name before the title
+    "お客様各位、いつもご利用ありがとうございます。",  # "the customer", with its honorific
+    "皆さん、会議室は3階です。",
+    "令和6年10月15日までに様式第5号を提出してください。",  # "様式" is a word; kana after a kanji end a word
+    "お客様氏名の欄にご記入ください。",
+    "여러분, 회의는 3시에 시작합니다.",
+    "부서 대리 회의는 금요일입니다.",                # two syllables before a rank are a word
+])
+def test_words_the_cues_also_follow_are_not_names(text):
+    assert _names(text) == []

@@ -173,6 +173,9 @@ def test_registers_record_compounds_web_paths_clocks_and_decimals_are_not_phone_
     ("ordered 12 boxes of 0734 551 208 brackets", "0734 551 208", False),
     ("12 boxes of gloves; ring the depot on 0734 551 208", "0734 551 208", True),
     ("fatura com NIF da empresa 509 442 017, pagamento a 60 dias", "509 442 017", False),  # a company's tax number
+    ("Bestelling 5521-0087 wordt dinsdag geleverd", "5521-0087", False),       # an order in Dutch
+    ("the superseded PN 7731-4410-0652 still ships", "7731-4410-0652", False),  # a part's number
+    ("codice PDR 00883100512209 sulla bolletta", "00883100512209", False),      # a gas meter point
 
     ("call her at 1702915533", "1702915533", True),
 ])
@@ -369,6 +372,10 @@ def test_postal_addresses_from_the_street_line_to_the_postcode(text, value):
     "Train ICE 1517 Berlin to Hamburg, coach 9",                            # a record's word, then its issuer
     "Flight LH 2417 MUC-WAW on 18 Sep, seat 14C",
     "Ferry 9F 3310 Dover Eastern Docks 06:15, cabin 4",                     # an operator's letter and digit
+    "Flight KL 1002 boards from Schiphol gate 7, departs 09:40",            # a gate at an airport
+    "Referência 552 118 904, entidade 11249, montante 32,15 €, pagável até 15/08",  # an amount, its sign after it
+    "Sipariş 2025/118, 240 adet, birim fiyat 9,80 USD, teslim Mersin",       # pieces, and a number cut from its unit
+    "park on the ring road behind building 12 after six",                   # "behind" is prose
     "Train 2417 Leeds St Helens 11:02",
     "Summe 2 400 Kuna, rok 15 dana",                                        # an amount in its currency
     "her phone was snatched on Sukhumvit Soi 11; police ref tp-2291",       # a prefix and a number alone

@@ -196,3 +196,12 @@ def names_a_place(span: str, postcodes: re.Pattern[str]) -> bool:
 
 # "block 112, row K, seats 14-15": a seat in a hall or a stadium, not a door.
 SEATING = re.compile(r"(?<![\w])seats?\s+\d", re.IGNORECASE)
+
+
+_AIR_TRAVEL = re.compile(r"\b(?:flight|flights|boards|boarding|airport|terminal|departs|departure|gate closes)\b",
+                         re.IGNORECASE)
+
+
+def boarding_gate(text: str, anchor: str) -> bool:
+    """"Gatwick gate 14" in a text about a flight: a gate, not Norwegian "Karl Johans gate 1"."""
+    return re.search(r"\sgate\s", anchor, re.IGNORECASE) is not None and _AIR_TRAVEL.search(text) is not None

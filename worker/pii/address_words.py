@@ -75,7 +75,8 @@ REGION_WORDS = ("co.", "county", "district", "province", "prov.", "state", "regi
 # English words of prose: a part holding one is no longer the address.
 FUNCTION_WORDS = frozenset(
     "a an and are as at be been being but by can could did do does for from had has have he her here his how i "
-    "if in is it its me my near next of off on or our per she should so than that the their them then there they "
+    "if in is it its me my near behind next of off on or our per she should so than that the their them then there "
+    "they "
     "this to too until up us was we were what when where which while who will with would you your also just "
     "please pls plz thanks thank thx asap today tonight tomorrow tmrw yesterday week weeks month months year "
     "soon now later lives live living moved moving send sent ship shipped deliver delivered delivery post posted "
@@ -105,6 +106,7 @@ mbps gbps kbps mb gb kb tb mhz ghz hz rpm mph kph kmh btu gal gallon gallons ml 
 nm um µm db dbm gbit mbit kbit mah wh mw litre litres liter liters kcal ohm
 eur euro euros usd dollars gbp pounds chf sek nok dkk kr pln zł zl czk kč huf ft tl try lira kuna ron lei bgn
 inr rupees jpy yen cny rmb yuan krw won thb baht myr idr rp zar rand ngn naira kes ksh aed dirham sar riyal
+adet stk stück szt uds pz
 """.split())
 ENGLISH_JOINERS = frozenset({"the", "of", "and", "at", "on", "in", "to"})
 # Prefixes that are everyday words too ("via email", "am Montag", "place 3 orders").

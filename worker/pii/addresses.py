@@ -144,6 +144,8 @@ def addresses(text: str) -> list[Hit]:
                 continue  # "2025 im Sekretariat": German streets are named before their number ("Im Tal 5")
             if anchor in (_COMPOUND_STREET, _SPACED_SUFFIX_STREET) and is_common(match.group(0).split()[0].lower()):
                 continue  # "bring 70 mph gusts", "outside gate 3": an English word, not a street's name
+            if anchor is _SPACED_SUFFIX_STREET and vetoes.boarding_gate(text, match.group(0)):
+                continue  # "flight BA 2490 from Gatwick gate 14": a gate at an airport
             if anchor in (_COMPOUND_STREET, _SPACED_SUFFIX_STREET) and re.search(r"\s(?:no[.:]?\s*)?\d{4,}",
                                                                                   match.group(0), re.IGNORECASE):
                 continue  # "REWE Markt 4417": a store's number; a street named first numbers its doors lower
@@ -242,6 +244,8 @@ def _address_prefix(part: str, allow_leading_space: bool = False) -> int:
         return 0
     for count in range(len(words), 0, -1):
         candidate = part[words[0].start():words[count - 1].end()]
+        if count < len(words) and candidate[-1:].isdigit() and words[count].group(0).lower().strip(".,") in QUANTITIES:
+            continue  # "birim fiyat 14,50 USD": a number cut from its unit
         trimmed = candidate if _ABBREVIATION_END.search(candidate) else re.sub(r"[.!?)\]]+$", "", candidate)
         if trimmed.count("(") > trimmed.count(")") and candidate[len(trimmed):].startswith(")"):
             trimmed += ")"  # "Milano (MI)": the bracket closes inside the part
@@ -392,4 +396,5 @@ _CURRENCY_CODES = ("eur|usd|gbp|chf|sek|nok|dkk|pln|czk|huf|tl|try|ron|bgn|inr|j
 
 
 _PROSE_MARKS = re.compile(r"\d{3}[ .\-]\d{3}[ .\-]\d{3,4}|https?:|[!?]|\b\d{1,2}:\d{2}\b|\d+\s*(?:am|pm)\b"
-                          rf"|[£$€¥₹]\s?\d|\d\s?%|\d+\.\d+\.\d+|[→⇒°′″]|->|\d\s?(?:{_CURRENCY_CODES})(?![\w])", re.I)
+                          rf"|[£$€¥₹]\s?\d|\d\s?[£$€¥₹%]|\d+\.\d+\.\d+|[→⇒°′″]|->|\d\s?(?:{_CURRENCY_CODES})(?![\w])",
+                          re.I)

@@ -106,8 +106,8 @@ _DOTTED = re.compile(r"(?<![\w.])\d+(?:\.\d+)+(?![\w]|\.\d)")
 def _version_sibling(text: str, start: int, end: int) -> bool:
     """``client 8.4.255.10 < required 8.4.256.0``, ``10.4.22.1 ... 10.4.22 build 1``: another
     dotted number of the text that no IPv4 address can be (three parts, or a part over 255)
-    shares the quad's first two parts: both are versions of one thing, unless the quad is
-    named an address."""
+    or that its word names a version ("firmware 6.2.10.16 ... behind 6.2.12.0") shares the
+    quad's first two parts: both are versions of one thing, unless the quad is named an address."""
     parts = text[start:end].split(".")
     if len(parts) != 4 or not all(part.isdigit() for part in parts):
         return False
@@ -115,7 +115,8 @@ def _version_sibling(text: str, start: int, end: int) -> bool:
         if match.start() < end and start < match.end():
             continue
         other = match.group(0).split(".")
-        if other[:2] == parts[:2] and (len(other) != 4 or any(int(part) > 255 for part in other)):
+        if other[:2] == parts[:2] and (len(other) != 4 or any(int(part) > 255 for part in other)
+                                       or NOT_AN_IP.found_in(words_before(text, match.start(), 1))):
             return True
     return False
 

@@ -64,8 +64,14 @@ def _vanity(text: str) -> list[Hit]:
     """Numbers in letters: "1-800-FLOWERS" as written, "1800 bottles" or "0800 old cars" only
     where a phone word announces them."""
     return [Hit("PHONE_NUMBER", m.start(), m.end(), LIKELY) for pattern in (_VANITY, _SPACED_VANITY)
-            for m in pattern.finditer(text) if re.match(r"1[-. ]8", m.group(0))
-            or PHONE_CUES.found_in([word for word in words_before(text, m.start(), 6) if word not in _PLACE_WORDS])]
+            for m in pattern.finditer(text) if not _SENTENCE_WORDS.intersection(m.group(0).lower().split())
+            and (re.match(r"1[-. ]8", m.group(0)) or PHONE_CUES.found_in(
+                [word for word in words_before(text, m.start(), 6) if word not in _PLACE_WORDS]))]
+
+
+# "the 0800 number is free from mobiles": words of a sentence after a freephone prefix, no letters to dial.
+_SENTENCE_WORDS = frozenset({"is", "are", "was", "a", "an", "the", "to", "for", "from", "and", "or", "of", "in", "on",
+                             "at", "it", "be"})
 
 
 # wa.me/447700900873: a WhatsApp click-to-chat link carries the number whole.

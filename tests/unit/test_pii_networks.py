@@ -35,7 +35,8 @@ from ibex_worker.pii import networks
     ("agent 12.3.250.7 is behind; minimum is 12.3.251.0 now", "12.3.250.7", True),   # both could be hosts
     ("agent 12.3.250.7 is behind; minimum is 12.3.260.0 now", "12.3.250.7", False),  # a sibling no host can be
     ("we ship 6.2.14.3 today, the notes call it 6.2.14 hotfix 3", "6.2.14.3", False),
-    ("runs firmware 3.1.40.2, two releases behind 3.1.44.0", "3.1.44.0", False),    # its sibling is named a version
+    ("firmware 10.4.22.1 is out; the device still failing is 10.4.22.101", "10.4.22.101", True),  # a valid sibling
+    ("the 10.4.22 release broke the laptop at 10.4.22.101", "10.4.22.101", True),  # a device's, whatever the version
     ("the host is 10.30.7.12; the chart is 10.30.7 though", "10.30.7.12", True),     # named an address outright
     ("peer 172.16.9.4 then 172.16.12.1", "172.16.9.4", True),
     ("docs use 2001:db8:4400::/48 for the lab", "2001:db8:4400::", False),           # a documentation network

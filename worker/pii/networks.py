@@ -48,7 +48,8 @@ def ip_in_context(text: str, start: int, end: int) -> bool:
                 or _network(text, start, end) or _NETMASK.fullmatch(value) is not None
                 or _version_like(value) and not IP_CUES.found_in(before)
                 or _version_change(text, start) or _product_version(text, start, end, before)
-                or _version_sibling(text, start, end) and not _ADDRESS_WORDS.found_in(before))
+                or _version_sibling(text, start, end) and not _ADDRESS_WORDS.found_in(before)
+                and not _NETWORK_WORDS.found_in(words_before(text, start, 12, reach=120)))
 
 
 # "04:2F:8A:11:9C:3D:77:E0": a MAC or EUI-64 written in two-digit groups reads as IPv6, but
@@ -106,8 +107,9 @@ _DOTTED = re.compile(r"(?<![\w.])\d+(?:\.\d+)+(?![\w]|\.\d)")
 def _version_sibling(text: str, start: int, end: int) -> bool:
     """``client 8.4.255.10 < required 8.4.256.0``, ``10.4.22.1 ... 10.4.22 build 1``: another
     dotted number of the text that no IPv4 address can be (three parts, or a part over 255)
-    or that its word names a version ("firmware 6.2.10.16 ... behind 6.2.12.0") shares the
-    quad's first two parts: both are versions of one thing, unless the quad is named an address."""
+    shares the quad's first two parts: both are versions of one thing, unless the quad is
+    named an address or a device's. A sibling that is a valid quad proves nothing: "firmware
+    10.4.22.1 ... the device at 10.4.22.101"."""
     parts = text[start:end].split(".")
     if len(parts) != 4 or not all(part.isdigit() for part in parts):
         return False
@@ -115,8 +117,7 @@ def _version_sibling(text: str, start: int, end: int) -> bool:
         if match.start() < end and start < match.end():
             continue
         other = match.group(0).split(".")
-        if other[:2] == parts[:2] and (len(other) != 4 or any(int(part) > 255 for part in other)
-                                       or NOT_AN_IP.found_in(words_before(text, match.start(), 1))):
+        if other[:2] == parts[:2] and (len(other) != 4 or any(int(part) > 255 for part in other)):
             return True
     return False
 

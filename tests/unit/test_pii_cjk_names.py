@@ -29,6 +29,16 @@ def _names(text: str) -> list[str]:
     ("한지우님, 예약이 확정되었습니다.", ["한지우"]),
     ("담당자: 윤서준 과장", ["윤서준"]),
     ("안녕하세요, 배유진입니다.", ["배유진"]),
+    ("出席名单：罗志明、韩雪、宋立新，地点：三楼", ["罗志明", "韩雪", "宋立新"]),  # a field's list
+    ("患者姓名：褚文博，科室：骨科", ["褚文博"]),                                 # a rare family name after a colon
+    ("有事找小孙，他在二楼。", ["小孙"]),                                           # a nickname
+    ("这是我朋友冯丽娟，她会来接你。", ["冯丽娟"]),                                 # a relation before the name
+    ("请把报价单转告蒋文华她的团队。", ["蒋文华"]),                                 # a pronoun ends the name
+    ("明日は松井部長が来社されます。", ["松井"]),                                  # a rank after a family name
+    ("お世話になっております。西田ゆかりです。", ["西田ゆかり"]),                  # a self-introduction
+    ("署名：菅原 大輔", ["菅原 大輔"]),
+    ("연락은 송 과장님께 드리세요.", ["송"]),                                        # a family name and a rank
+    ("감사합니다. 홍길동 드림", ["홍길동"]),                                         # a letter's sign-off
 ])
 def test_a_name_a_title_field_greeting_or_verb_announces_is_found(text, names):
     assert _names(text) == names
@@ -44,6 +54,13 @@ def test_a_name_a_title_field_greeting_or_verb_announces_is_found(text, names):
     "お客様氏名の欄にご記入ください。",
     "여러분, 회의는 3시에 시작합니다.",
     "부서 대리 회의는 금요일입니다.",                # two syllables before a rank are a word
+    "우리 팀장님이 내일 발표해요.",
+    "택배 기사님이 오후에 오신대요.",
+    "팀장님, 회의실 예약했습니다.",                  # a title alone
+    "报名表：姓名、性别、年龄都要填写。",            # a form's field names
+    "请各位同学按时交作业。",                        # no name before the title
+    "来宾请到前台登记，这位老师会带您进去。",
+    "本日は担当します部署の説明をいたします。",      # 担当 as a verb
 ])
 def test_words_the_cues_also_follow_are_not_names(text):
     assert _names(text) == []

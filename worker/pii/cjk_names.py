@@ -1,13 +1,16 @@
-"""Names in Chinese, Japanese and Korean text, from how these languages write a name: a
-family name first, then a short given name, announced by a title or honorific after it
-(``林小姐``, ``佐藤様``, ``김민지 씨``, ``최수진님``), or by a field, a greeting or a verb before it
-(``姓名：王芳``, ``担当は佐藤です``, ``请联系张伟``, ``성명: 김지현``). A short run of these scripts in
-text written in Latin letters is ``names.other_script_names``'s.
+"""Names in Chinese, Japanese and Korean text, from how these languages announce a name: a
+title, honorific or rank after it (``林小姐``, ``佐藤様``, ``高橋部長``, ``김민지 씨``, ``최 팀장님``,
+``류하늘 드림``), a field, greeting, relation or verb before it (``姓名：王芳``, ``我同事宋佳佳``,
+``请联系张伟``, ``성명: 김지현``), a self-introduction (``担当は佐藤です``, ``木村拓也と申します``,
+``我是刘洋``, ``저는 이준호입니다``), or a nickname (``小王``, ``老李``). A short run of these
+scripts in text written in Latin letters is ``names.other_script_names``'s.
 
 The English model and the name model read words separated by spaces; these scripts have
 none, and their names are no English token, so this finder's names are taken as found (see
 ``ibex_worker.adapters.people``). The family names are the common ones of each country (the
-hundred most frequent Chinese ones cover most people); a given name is not looked up.
+hundred most frequent Chinese ones cover most people); a given name is not looked up. After
+a field with its colon (``患者姓名：褚国强``) or before a title with nothing before it, any short
+run is taken: uncertain means masked.
 """
 
 from __future__ import annotations
@@ -41,17 +44,23 @@ _JAPANESE_SURNAMES = frozenset("""
 _KOREAN_SURNAMES = frozenset("김이박최정강조윤장임한오서신권황안송류전홍고문양손배백허유남심노하곽성차주우구민"
                              "진지엄채원천방공현함변염여추도소석선설마길연위표명기반왕금옥육인맹제모탁국어은편용")
 
-# Titles and honorifics written right after a name.
 _JAPANESE_HONORIFICS = "さん|さま|様|氏|先生|君|くん|ちゃん|殿"
+# Ranks after a Japanese family name ("高橋部長"): only after a known one ("営業部長" is a post).
+_JAPANESE_RANKS = "部長|課長|係長|社長|専務|常務|店長|先輩|教授|選手"
 _CHINESE_TITLES = ("先生|女士|小姐|老师|老師|医生|醫生|经理|經理|总监|總監|主任|同学|同學|师傅|"
-                   "師傅|律师|律師|教授|博士|阿姨|叔叔|太太|夫人")
-_KOREAN_TITLES = "고객님|선생님|교수님|원장님|사장님|씨|님|대리|과장|차장|부장|팀장|실장|사장|선배|후배"
-# Fields and words that announce a name after them.
-_FIELDS = ("学生姓名|姓名|氏名|お名前|名前|フリガナ|ふりがな|联系人|聯絡人|收件人|收货人|收貨人|负责人|"
-           "負責人|担当者|担当|监护人|監護人|出租方|承租方|申请人|申請人|配達先|宛先|患者|客户|客戶|用户|"
-           "用戶|성명|이름|담당자|수신인|고객")
-_CHINESE_VERBS = "请联系|請聯繫|联系|聯繫|发给|發給|交给|交給|告诉|告訴|通知|打给|打給|找|叫"
-_GREETINGS = "您好|你好|こんにちは|もしもし|안녕하세요"
+                   "師傅|律师|律師|教授|博士|阿姨|叔叔|太太|夫人|总(?![结共是体部数统之额量计裁监经])")
+# Korean titles and ranks, longest first; "드림" signs a letter off, "엄마" is a child's mother.
+_KOREAN_TITLES = ("고객님|선생님|교수님|원장님|사장님|팀장님|부장님|과장님|차장님|대리님|실장님|기사님|환자분|"
+                  "간호사|학생|씨|님|대리|과장|차장|부장|팀장|실장|사장|선배|후배|드림|엄마|아빠")
+_KOREAN_TITLE_WORDS = frozenset(re.sub(r"님$", "", t) for t in _KOREAN_TITLES.split("|")) | {"담당자", "기사"}
+# Chinese fields that announce a name; with a colon after them any short run is taken.
+_FIELDS = ("学生姓名|患者姓名|姓名|联系人|聯絡人|紧急联系人|收件人|寄件人|收货人|收貨人|负责人|負責人|监护人|監護人|"
+           "出租方|承租方|租客|申请人|申請人|参会人员|订餐人|开票人|家长签字|签字|签名|班主任|客户|客戶|用户|用戶")
+# Relations and verbs before a Chinese name that must end its run ("我同事宋佳佳，").
+_CHINESE_BEFORE_NAME = ("请联系|請聯繫|联系|聯繫|发给|發給|交给|交給|告诉|告訴|转告|轉告|通知|打给|打給|找|叫|由|"
+                        "同事|朋友|表哥|表姐|表弟|表妹|老公|老婆|母亲|父亲|妻子|丈夫|儿子|女儿|哥哥|姐姐|弟弟|妹妹")
+_RELATIONS = frozenset({"母亲", "父亲", "妻子", "丈夫", "儿子", "女儿", "哥哥", "姐姐", "弟弟", "妹妹", "同事", "朋友",
+                        "老公", "老婆", "母親", "父親"})
 # Words before an honorific that are no name: the customer, everyone, a wife, a god, a baby.
 _NOT_NAMES = frozenset({"客", "皆", "奥", "神", "王", "赤", "子", "母", "父", "兄", "姉", "弟", "妹", "各位",
                         "大家", "疲れ", "苦労", "世話", "皆々", "お客", "患者", "고객", "여러분", "선생", "사모",
@@ -60,128 +69,94 @@ _NOT_NAMES = frozenset({"客", "皆", "奥", "神", "王", "赤", "子", "母", 
 _SPACE = r"[ \u3000]?"
 _HAN_RUN = rf"[{_HAN}]"
 _KANA_RUN = rf"[{_HIRAGANA}{_KATAKANA}]"
+_JA_SURNAME = "|".join(sorted(_JAPANESE_SURNAMES, key=len, reverse=True))
 
 
 def cjk_names(text: str) -> list[Hit]:
-    spans: list[tuple[int, int]] = []
-    spans += _before_title(text)
-    spans += _after_cue(text)
+    spans = _chinese(text) + _japanese(text) + _korean(text)
     return [Hit("PERSON", start, end, LIKELY) for start, end in _merge(spans)]
 
 
-# A Japanese name before an honorific: a family name (and a given name), or a name in kana.
-# (A kana name starts after a boundary: kana after a kanji are a word's ending or a particle,
-# "までに様式"; "様式", "氏名", "殿堂" are words, not an honorific after a name.)
-_JAPANESE_BEFORE = re.compile(
-    rf"(?P<name>{_HAN_RUN}{{1,4}}(?:{_SPACE}{_HAN_RUN}{{1,3}})?|(?<![{_HAN}{_HIRAGANA}{_KATAKANA}])"
-    rf"{_KANA_RUN}{{2,6}}(?:{_SPACE}{_KANA_RUN}{{2,6}})?)(?:{_JAPANESE_HONORIFICS})(?![式子々相態名堂])")
-_CHINESE_BEFORE = re.compile(rf"(?P<name>{_HAN_RUN}{{1,4}})(?:{_CHINESE_TITLES})")
-_KOREAN_BEFORE = re.compile(rf"(?P<name>[{_HANGUL}]{{2,4}}) ?(?P<title>{_KOREAN_TITLES})")
+# ---------------------------------------------------------------- Chinese
+
+_CHINESE_BEFORE_TITLE = re.compile(rf"(?P<name>{_HAN_RUN}{{1,4}})(?:{_CHINESE_TITLES})")
+# A field of people is named so ("出席名单：", "联络人:", "购买方："): a person, a list, a party, with its colon.
+_CHINESE_FIELD = re.compile(rf"(?P<field>{_FIELDS}|您好|你好|我是|我叫|我姓|此致\s*敬礼[！!]?|"
+                            rf"{_HAN_RUN}{{1,4}}(?:人员|人員|名单|名單|人|者|方)(?=\s*[：:]))\s*(?P<colon>[：:])?\s*")
+_CHINESE_CUE = re.compile(rf"(?:{_CHINESE_BEFORE_NAME})")
+# 小王, 老李, 阿强: a nickname standing alone before a comma, a stop or "said".
+_SURNAME_CLASS = "".join(sorted(_CHINESE_SURNAMES))
+_NICKNAME = re.compile(rf"(?:(?<![{_HAN}])|(?<=[找叫给和跟问]))(?:[小老][{_SURNAME_CLASS}]|阿(?![姨公婆妈爸])[{_HAN}])"
+                       rf"(?=[，,。！!？?、：:\s]|说|來|来|$)")
 
 
-def _before_title(text: str) -> list[tuple[int, int]]:
+def _chinese(text: str) -> list[tuple[int, int]]:
     spans = []
-    for match in _JAPANESE_BEFORE.finditer(text):
-        span = _japanese_name(text, match.start("name"), match.end("name"))
+    for match in _CHINESE_BEFORE_TITLE.finditer(text):
+        span = _name_before_title(text, match.start("name"), match.end("name"))
         if span is not None:
             spans.append(span)
-    for match in _CHINESE_BEFORE.finditer(text):
-        span = _chinese_name_ending(text, match.start("name"), match.end("name"))
-        if span is not None:
-            spans.append(span)
-    for match in _KOREAN_BEFORE.finditer(text):
-        if len(match.group("name")) == 2 and match.group("title") not in ("씨", "님"):
-            continue  # "부서 대리": two syllables before a rank are a word; before 씨 or 님, a given name
-        span = _korean_name(match.group("name"), match.start("name"))
-        if span is not None:
-            spans.append(span)
-    return spans
-
-
-def _japanese_name(text: str, start: int, end: int) -> tuple[int, int] | None:
-    """The name a Japanese honorific closes: from a known family name inside the run, or the
-    whole run of kana; not "お客様", "皆さん" or "奥様"."""
-    name = text[start:end]
-    if name.startswith(("お", "ご")) or name in _NOT_NAMES or name.replace(" ", "").replace("\u3000", "") in _NOT_NAMES:
-        return None
-    if re.fullmatch(rf"{_KANA_RUN}+(?:{_SPACE}{_KANA_RUN}+)?", name):
-        return start, end
-    for offset in range(len(name)):
-        if name[offset:offset + 3] in _JAPANESE_SURNAMES or name[offset:offset + 2] in _JAPANESE_SURNAMES \
-                or name[offset] in _JAPANESE_SURNAMES or name[offset] in _CHINESE_SURNAMES:
-            return start + offset, end
-    return (start, end) if len(name.strip()) >= 2 else None
-
-
-def _chinese_name_ending(text: str, start: int, end: int) -> tuple[int, int] | None:
-    """The name right before a Chinese title: the family name nearest the run's start, and
-    at most two characters after it (``林小姐``, ``王建国先生``)."""
-    run = text[start:end]
-    for offset in range(len(run)):
-        surname = 2 if run[offset:offset + 2] in _CHINESE_COMPOUND_SURNAMES else 1 if run[offset] in _CHINESE_SURNAMES \
-            else 0
-        if surname and len(run) - offset <= surname + 2:
-            return None if run[offset:] in _NOT_NAMES else (start + offset, end)
-    return None
-
-
-def _korean_name(name: str, start: int) -> tuple[int, int] | None:
-    """A Korean name before a title: two to four syllables; of three or more, the first is
-    a family name ("김민지"); two may be a given name alone ("민준 씨")."""
-    if name in _NOT_NAMES or len(name) > 2 and name[0] not in _KOREAN_SURNAMES:
-        return None
-    return start, start + len(name)
-
-
-# A name after a field or a greeting, or after a Chinese verb that names a person's role.
-_AFTER_FIELD = re.compile(rf"(?:{_FIELDS}|{_GREETINGS})\s*[：:，,、]?\s*(?:は|の|은|는)?\s*")
-_AFTER_VERB = re.compile(rf"(?:{_CHINESE_VERBS})")
-_SELF_NAMED = re.compile(rf"(?P<name>{_HAN_RUN}{{1,3}})(?:です|でございます)")
-
-
-def _after_cue(text: str) -> list[tuple[int, int]]:
-    spans = []
-    for match in _AFTER_FIELD.finditer(text):
-        span = _name_at(text, match.end())
-        if span is not None:
-            spans.append(span)
-    for match in _AFTER_VERB.finditer(text):
+    for match in _CHINESE_FIELD.finditer(text):
+        spans += _listed_names(text, match.end(), any_run=bool(match.group("colon")))
+    for match in _CHINESE_CUE.finditer(text):
         span = _chinese_name_at(text, match.end(), closed=True)
         if span is not None:
             spans.append(span)
-    for match in _SELF_NAMED.finditer(text):
-        name = match.group("name")
-        for offset in range(len(name)):
-            if name[offset:] in _JAPANESE_SURNAMES:
-                spans.append((match.start("name") + offset, match.end("name")))  # "担当は佐藤です"
-                break
+    spans += [(m.start(), m.end()) for m in _NICKNAME.finditer(text)]
     return spans
 
 
-def _name_at(text: str, cursor: int) -> tuple[int, int] | None:
-    """The name a field or a greeting announces, in whichever of the scripts it is written."""
-    katakana = re.match(rf"[{_KATAKANA}]{{2,8}}(?:{_SPACE}[{_KATAKANA}]{{2,8}})?", text[cursor:])
-    if katakana:
-        return cursor, cursor + katakana.end()
-    hangul = re.match(rf"[{_HANGUL}]{{2,4}}?(?=입니다|이에요|예요|씨|님|[^{_HANGUL}]|$)", text[cursor:])
-    if hangul:
-        return cursor, cursor + hangul.end()
-    japanese = re.match(rf"{_HAN_RUN}{{1,3}}{_SPACE}{_HAN_RUN}{{1,3}}(?![{_HAN}])", text[cursor:])
-    if japanese and japanese.group(0)[:1] in _JAPANESE_SURNAMES | _CHINESE_SURNAMES \
-            or japanese and japanese.group(0).split()[0] in _JAPANESE_SURNAMES:
-        return cursor, cursor + japanese.end()
-    return _chinese_name_at(text, cursor, closed=False) or _japanese_surname_at(text, cursor)
+def _surname_length(word: str) -> int:
+    return 2 if word[:2] in _CHINESE_COMPOUND_SURNAMES else 1 if word[:1] in _CHINESE_SURNAMES else 0
 
 
-def _chinese_name_at(text: str, cursor: int, *, closed: bool) -> tuple[int, int] | None:
-    """A Chinese name starting at ``cursor``: a family name and one or two characters. After
-    a verb (``closed``), the name must end the run of characters (``联系张伟，``): "找工作" is
-    no name."""
+def _name_before_title(text: str, start: int, end: int) -> tuple[int, int] | None:
+    """The name right before a Chinese title: from the family name nearest the run's start,
+    with at most two characters after it (``林小姐``, ``王建国先生``); a run of two or three
+    with nothing of Chinese before it, whatever its first character (``褚国强先生``)."""
+    run = text[start:end]
+    for offset in range(len(run)):
+        surname = _surname_length(run[offset:])
+        if surname and len(run) - offset <= surname + 2:
+            return None if run[offset:] in _NOT_NAMES else (start + offset, end)
+    before = text[start - 1:start]
+    return (start, end) if 2 <= len(run) <= 3 and not re.match(rf"[{_HAN}]", before) \
+        and not _NOT_IN_NAMES.intersection(run) else None
+
+
+# Characters of requests, plurals and pointers, no part of a name: "请各位同学", "这位老师".
+_NOT_IN_NAMES = frozenset("请請各位们們这這那每的是在有和与與及")
+
+
+def _listed_names(text: str, cursor: int, *, any_run: bool) -> list[tuple[int, int]]:
+    """The Chinese names after a field, one or a list ("参会人员：孙浩、周敏、吴建军"); a relation
+    first ("母亲 林秀英") is skipped."""
+    spans = []
+    while True:
+        relation = re.match(rf"(?:{'|'.join(_RELATIONS)})\s*", text[cursor:])
+        if relation:
+            cursor += relation.end()
+        span = _chinese_name_at(text, cursor, closed=False, any_run=any_run)
+        if span is None:
+            return spans
+        spans.append(span)
+        separator = re.match(r"、\s*", text[span[1]:])  # "，性别：男": a comma ends the list, the next field starts
+        if separator is None:
+            return spans
+        cursor = span[1] + separator.end()
+
+
+def _chinese_name_at(text: str, cursor: int, *, closed: bool, any_run: bool = False) -> tuple[int, int] | None:
+    """A Chinese name at ``cursor``: a family name and one or two characters. After a verb or
+    a relation (``closed``) the name ends the run, or a pronoun does (``告诉郑丽她的``): "找工作"
+    is no name. After a field with its colon (``any_run``), any run of two to four."""
     run = re.match(rf"{_HAN_RUN}{{1,8}}", text[cursor:])
     if run is None:
         return None
-    word = run.group(0)
-    surname = 2 if word[:2] in _CHINESE_COMPOUND_SURNAMES else 1 if word[0] in _CHINESE_SURNAMES else 0
+    word = re.split(r"[他她]", run.group(0))[0] if closed else run.group(0)
+    surname = _surname_length(word)
+    if any_run and not surname and 2 <= len(word) <= 4 and word not in _RELATIONS:
+        return cursor, cursor + len(word)
     if not surname:
         return None
     if closed:
@@ -189,12 +164,90 @@ def _chinese_name_at(text: str, cursor: int, *, closed: bool) -> tuple[int, int]
     return cursor, cursor + min(len(word), surname + 2)
 
 
-def _japanese_surname_at(text: str, cursor: int) -> tuple[int, int] | None:
-    for length in (3, 2):
-        if text[cursor:cursor + length] in _JAPANESE_SURNAMES:
-            given = re.match(rf"{_SPACE}{_HAN_RUN}{{1,3}}", text[cursor + length:])
-            return cursor, cursor + length + (given.end() if given else 0)
-    return None
+# ---------------------------------------------------------------- Japanese
+
+# A name before an honorific: kanji (a family name, a space, a given name), a known family
+# name and a given name in kana, or a name in kana alone after a boundary (kana after a kanji
+# are a word's ending or a particle, "までに様式"); "様式", "氏名", "殿堂" are words.
+_JAPANESE_BEFORE = re.compile(
+    rf"(?P<name>(?:{_JA_SURNAME}){_SPACE}{_KANA_RUN}{{2,4}}|{_HAN_RUN}{{1,4}}(?:{_SPACE}{_HAN_RUN}{{1,3}})?|"
+    rf"(?<![{_HAN}{_HIRAGANA}{_KATAKANA}]){_KANA_RUN}{{2,6}}(?:{_SPACE}{_KANA_RUN}{{2,6}})?)"
+    rf"(?:{_JAPANESE_HONORIFICS})(?![式子々相態名堂])")
+_JAPANESE_RANKED = re.compile(rf"(?P<name>{_JA_SURNAME})(?:{_JAPANESE_RANKS})")
+# "担当は佐藤です", "山口けんじです", "木村拓也と申します": a family name introducing itself.
+_SELF_NAMED = re.compile(rf"(?P<name>(?:{_JA_SURNAME})(?:{_SPACE}{_HAN_RUN}{{1,3}}|{_SPACE}{_KANA_RUN}{{2,4}})?)"
+                         rf"(?:です|でございます|と申します|といいます)")
+_JAPANESE_FIELD = re.compile(r"(?:署名|差出人|宛名|宛先|受取人|申込者|連絡先|患者名|氏名|お名前|名前|フリガナ|ふりがな|"
+                             r"担当者|担当|配達先|こんにちは|もしもし)(?:\s*[：:、]\s*|は|の|\s+)")
+
+
+def _japanese(text: str) -> list[tuple[int, int]]:
+    spans = []
+    for match in _JAPANESE_BEFORE.finditer(text):
+        name = match.group("name")
+        if not (name.startswith(("お", "ご")) or name.replace(" ", "") in _NOT_NAMES):
+            spans.append((match.start("name"), match.end("name")))
+    spans += [(m.start("name"), m.end("name")) for m in _JAPANESE_RANKED.finditer(text)]
+    for match in _SELF_NAMED.finditer(text):
+        spans.append((match.start("name"), match.end("name")))
+    for match in _JAPANESE_FIELD.finditer(text):
+        span = _japanese_name_at(text, match.end())
+        if span is not None:
+            spans.append(span)
+    return spans
+
+
+def _japanese_name_at(text: str, cursor: int) -> tuple[int, int] | None:
+    """The name a field announces: in kana (``サトウ ミサキ``, ``さとう はなこ``), or kanji that
+    start with a known family name (``加藤 美咲``)."""
+    kana = re.match(rf"{_KANA_RUN}{{2,8}}(?:{_SPACE}{_KANA_RUN}{{2,8}})?(?=[\s、，,。（(：:]|$)", text[cursor:])
+    if kana:
+        return cursor, cursor + kana.end()
+    named = re.match(rf"(?:{_JA_SURNAME})(?:{_SPACE}{_HAN_RUN}{{1,3}}(?![{_HAN}]))?", text[cursor:])
+    return (cursor, cursor + named.end()) if named else None
+
+
+# ---------------------------------------------------------------- Korean
+
+_KOREAN_NAME = rf"(?<![{_HANGUL}])(?P<name>[{_HANGUL}]{{1,4}})"
+_KOREAN_BEFORE = re.compile(rf"{_KOREAN_NAME} ?(?P<title>{_KOREAN_TITLES})")
+_KOREAN_FIELD = re.compile(r"(?:성명|이름|담당자|수신인|받는 ?분|보내는 ?분|주문자|고객|안녕하세요|저는)"
+                           r"\s*[:：,，]?\s*")
+
+
+def _korean(text: str) -> list[tuple[int, int]]:
+    spans = []
+    for match in _KOREAN_BEFORE.finditer(text):
+        span = _korean_name(match.group("name"), match.start("name"), match.group("title"),
+                            spaced=match.end("name") < match.start("title"))
+        if span is not None:
+            spans.append(span)
+    for match in _KOREAN_FIELD.finditer(text):
+        span = _korean_name_at(text, match.end())
+        if span is not None:
+            spans.append(span)
+    return spans
+
+
+def _korean_name(name: str, start: int, title: str, *, spaced: bool) -> tuple[int, int] | None:
+    """A Korean name before a title: a family name alone before a spaced rank ("최 팀장님"),
+    two syllables before 씨 or 님 (a given name), three or four that start with a family
+    name. A title itself is no name ("팀장님", "기사님")."""
+    if name in _NOT_NAMES or name in _KOREAN_TITLE_WORDS:
+        return None
+    if len(name) == 1:
+        return (start, start + 1) if spaced and name in _KOREAN_SURNAMES and title not in ("씨", "님") else None
+    if len(name) == 2:
+        return (start, start + 2) if title in ("씨", "님") else None  # "배송 기사님", "우리 팀장님": words
+    return (start, start + len(name)) if name[0] in _KOREAN_SURNAMES else None
+
+
+def _korean_name_at(text: str, cursor: int) -> tuple[int, int] | None:
+    """The name a field or a greeting announces, before its particle or copula."""
+    match = re.match(rf"[{_HANGUL}]{{2,4}}?(?=입니다|이에요|예요|이고|씨|님|[^{_HANGUL}]|$)", text[cursor:])
+    if match is None or match.group(0) in _KOREAN_TITLE_WORDS or match.group(0) in _NOT_NAMES:
+        return None
+    return cursor, cursor + match.end()
 
 
 def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:

@@ -39,6 +39,10 @@ def _names(text: str) -> list[str]:
     ("署名：菅原 大輔", ["菅原 大輔"]),
     ("연락은 송 과장님께 드리세요.", ["송"]),                                        # a family name and a rank
     ("감사합니다. 홍길동 드림", ["홍길동"]),                                         # a letter's sign-off
+    ("这件事要请示龚院长。", ["龚"]),                                                # a head of an institute
+    ("空调师傅老孟明天上午来。", ["老孟"]),                                          # a nickname after a trade
+    ("経理の長谷川からご連絡します。", ["長谷川"]),                                  # a department's member
+    ("어제 문지호랑 영화 봤어.", ["문지호"]),                                        # a particle after a full name
 ])
 def test_a_name_a_title_field_greeting_or_verb_announces_is_found(text, names):
     assert _names(text) == names
@@ -61,6 +65,9 @@ def test_a_name_a_title_field_greeting_or_verb_announces_is_found(text, names):
     "请各位同学按时交作业。",                        # no name before the title
     "来宾请到前台登记，这位老师会带您进去。",
     "本日は担当します部署の説明をいたします。",      # 担当 as a verb
+    "维修师傅下午两点上门。",                        # a trade before a title is no name
+    "数学老师布置了作业。",
+    "김치랑 밥 주세요.",                            # two syllables before a particle are a word
 ])
 def test_words_the_cues_also_follow_are_not_names(text):
     assert _names(text) == []

@@ -90,6 +90,18 @@ def test_brands_demonyms_streets_versions_and_counters_are_not_personal_data(red
     assert _one(redactor, text).content == text
 
 
+@pytest.mark.parametrize("text, expected", [
+    ("林场今年的木材产量比去年高。", "林场今年的木材产量比去年高。"),      # no name: stored as written
+    ("高速バスは品川駅から出発します。", "高速バスは品川駅から出発します。"),
+    ("이번 달 전기 요금이 많이 나왔어요.", "이번 달 전기 요금이 많이 나왔어요."),
+    ("辅导员：邝丽萍老师，电话另行通知。", "辅导员：[PERSON]老师，电话另行通知。"),
+    ("明日の件は菊地様にお伝えください。", "明日の件は[PERSON]様にお伝えください。"),
+    ("오늘 회의는 남궁민 팀장님이 주재합니다.", "오늘 회의는 [PERSON] 팀장님이 주재합니다."),
+])
+def test_chinese_japanese_and_korean_text_keeps_its_words_and_loses_its_names(redactor, text, expected):
+    assert _one(redactor, text).content == expected
+
+
 @pytest.mark.parametrize("text", [
     "Contact ops for org-761f7bd65466 about the renewal.",
     "Request ae34be4a-2025-4aef-8a88-e536acacfbb9 failed with status 502.",

@@ -40,17 +40,31 @@ def name_evidence(raw: Sequence[Finding], refined: Sequence[Finding]) -> name_mo
 def arbitrate_names(view: View, doc: Sequence[Any], raw: Sequence[Finding], refined: Sequence[Finding],
                     model: name_model.NameModel) -> list[Finding]:
     """The refined findings with their people replaced by the names the model finds, reading
-    every finder's people (before and after refinement) as evidence; names in Chinese,
-    Japanese and Korean text, which the model cannot read, are kept as their finder found them."""
+    every finder's people (before and after refinement) as evidence; in text written mostly
+    in Chinese, Japanese or Korean, which the model cannot read, those names are ``cjk_names``'."""
     words = name_model.words_of(view.text, doc)
     probabilities = model.probabilities(view.text, words, name_evidence(raw, refined),
                                         foreign=languages.reads_foreign(view.text))
     kept = [(f.start, f.end) for f in refined if f.entity_type == "PERSON"]
+    cjk_text = _cjk_text(view.text)
     people = [Finding("PERSON", start, end, MODEL_NAME_SCORE, MODEL_NAMED)
               for start, end in name_model.name_spans(view.text, words, probabilities, model.threshold)
-              if _model_person(view.text, start, end, kept)]
+              if _model_person(view.text, start, end, kept)
+              and not (cjk_text and _CJK_SPAN.fullmatch(view.text[start:end]))]
     cjk = [f for f in refined if f.entity_type == "PERSON" and f.recognizer == CJK_NAMED]
     return [f for f in refined if f.entity_type != "PERSON"] + people + cjk
+
+
+# Chinese, Japanese or Korean writing. In text mostly of these scripts the model, which reads
+# words between spaces, takes a whole unspaced sentence for a name ("黄金价格今天又涨了"): there
+# ``cjk_names`` decides. A short run of them in Latin text is the model's to decide.
+_CJK_LETTER = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uff66-\uff9f\uac00-\ud7a3]")
+_CJK_SPAN = re.compile(rf"(?:{_CJK_LETTER.pattern}|[\s\u3000-\u303f\uff01-\uff65])+")
+
+
+def _cjk_text(text: str) -> bool:
+    letters = sum(1 for ch in text if ch.isalpha())
+    return letters > 0 and len(_CJK_LETTER.findall(text)) * 2 > letters
 
 
 def _model_person(text: str, start: int, end: int, kept: Sequence[tuple[int, int]]) -> bool:

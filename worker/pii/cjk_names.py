@@ -48,7 +48,10 @@ _JAPANESE_HONORIFICS = "さん|さま|様|氏|先生|君|くん|ちゃん|殿"
 # Ranks after a Japanese family name ("高橋部長"): only after a known one ("営業部長" is a post).
 _JAPANESE_RANKS = "部長|課長|係長|社長|専務|常務|店長|先輩|教授|選手"
 _CHINESE_TITLES = ("先生|女士|小姐|老师|老師|医生|醫生|经理|經理|总监|總監|主任|同学|同學|师傅|"
-                   "師傅|律师|律師|教授|博士|阿姨|叔叔|太太|夫人|总(?![结共是体部数统之额量计裁监经])")
+                   "師傅|律师|律師|教授|博士|阿姨|叔叔|太太|夫人|院长|院長|校长|校長|局长|局長|处长|處長|科长|"
+                   "科長|所长|所長|厂长|廠長|董事长|董事長|总裁|總裁|总(?![结共是体部数统之额量计裁监经])")
+# Titles that follow only a name, never a trade or a subject ("维修师傅", "数学老师").
+_NAME_TITLES = ("先生", "女士", "小姐", "太太", "夫人")
 # Korean titles and ranks, longest first; "드림" signs a letter off, "엄마" is a child's mother.
 _KOREAN_TITLES = ("고객님|선생님|교수님|원장님|사장님|팀장님|부장님|과장님|차장님|대리님|실장님|기사님|환자분|"
                   "간호사|학생|씨|님|대리|과장|차장|부장|팀장|실장|사장|선배|후배|드림|엄마|아빠")
@@ -79,21 +82,24 @@ def cjk_names(text: str) -> list[Hit]:
 
 # ---------------------------------------------------------------- Chinese
 
-_CHINESE_BEFORE_TITLE = re.compile(rf"(?P<name>{_HAN_RUN}{{1,4}})(?:{_CHINESE_TITLES})")
-# A field of people is named so ("出席名单：", "联络人:", "购买方："): a person, a list, a party, with its colon.
+_CHINESE_BEFORE_TITLE = re.compile(rf"(?P<name>{_HAN_RUN}{{1,4}})(?P<title>{_CHINESE_TITLES})")
+# A field of people is named so ("出席名单：", "联络人:", "购买方：", "辅导员："), with its colon.
 _CHINESE_FIELD = re.compile(rf"(?P<field>{_FIELDS}|您好|你好|我是|我叫|我姓|此致\s*敬礼[！!]?|"
-                            rf"{_HAN_RUN}{{1,4}}(?:人员|人員|名单|名單|人|者|方)(?=\s*[：:]))\s*(?P<colon>[：:])?\s*")
+                            rf"{_HAN_RUN}{{1,4}}(?:人员|人員|名单|名單|主任|人|者|方|员|員)(?=\s*[：:]))\s*(?P<colon>[：:])?\s*")
 _CHINESE_CUE = re.compile(rf"(?:{_CHINESE_BEFORE_NAME})")
-# 小王, 老李, 阿强: a nickname standing alone before a comma, a stop or "said".
+# 小王, 老李, 阿强: a nickname standing alone before a comma, a stop or "said", or after a verb
+# or a trade that names a person.
 _SURNAME_CLASS = "".join(sorted(_CHINESE_SURNAMES))
-_NICKNAME = re.compile(rf"(?:(?<![{_HAN}])|(?<=[找叫给和跟问]))(?:[小老][{_SURNAME_CLASS}]|阿(?![姨公婆妈爸])[{_HAN}])"
-                       rf"(?=[，,。！!？?、：:\s]|说|來|来|$)")
+_NICKNAME_FORM = rf"(?:[小老][{_SURNAME_CLASS}]|阿(?![姨公婆妈爸])[{_HAN}])"
+_NICKNAME = re.compile(rf"(?<![{_HAN}]){_NICKNAME_FORM}(?=[，,。！!？?、：:\s]|说|來|来|$)"
+                       rf"|(?:(?<=[找叫给和跟问])|(?<=师傅|師傅)){_NICKNAME_FORM}")  # "找小刘", "维修师傅老周"
 
 
 def _chinese(text: str) -> list[tuple[int, int]]:
     spans = []
     for match in _CHINESE_BEFORE_TITLE.finditer(text):
-        span = _name_before_title(text, match.start("name"), match.end("name"))
+        span = _name_before_title(text, match.start("name"), match.end("name"),
+                                  any_run=match.group("title") in _NAME_TITLES)
         if span is not None:
             spans.append(span)
     for match in _CHINESE_FIELD.finditer(text):
@@ -110,17 +116,18 @@ def _surname_length(word: str) -> int:
     return 2 if word[:2] in _CHINESE_COMPOUND_SURNAMES else 1 if word[:1] in _CHINESE_SURNAMES else 0
 
 
-def _name_before_title(text: str, start: int, end: int) -> tuple[int, int] | None:
+def _name_before_title(text: str, start: int, end: int, *, any_run: bool) -> tuple[int, int] | None:
     """The name right before a Chinese title: from the family name nearest the run's start,
-    with at most two characters after it (``林小姐``, ``王建国先生``); a run of two or three
-    with nothing of Chinese before it, whatever its first character (``褚国强先生``)."""
+    with at most two characters after it (``林小姐``, ``王建国先生``); before a title only a name
+    takes (``any_run``), a run of two or three with nothing of Chinese before it, whatever its
+    first character (``褚国强先生``)."""
     run = text[start:end]
     for offset in range(len(run)):
         surname = _surname_length(run[offset:])
         if surname and len(run) - offset <= surname + 2:
             return None if run[offset:] in _NOT_NAMES else (start + offset, end)
     before = text[start - 1:start]
-    return (start, end) if 2 <= len(run) <= 3 and not re.match(rf"[{_HAN}]", before) \
+    return (start, end) if any_run and 2 <= len(run) <= 3 and not re.match(rf"[{_HAN}]", before) \
         and not _NOT_IN_NAMES.intersection(run) else None
 
 
@@ -154,6 +161,8 @@ def _chinese_name_at(text: str, cursor: int, *, closed: bool, any_run: bool = Fa
     if run is None:
         return None
     word = re.split(r"[他她]", run.group(0))[0] if closed else run.group(0)
+    if any_run:
+        word = re.split(rf"(?:{_CHINESE_TITLES})", word)[0]  # "班主任：葛春燕老师": the name ends at its title
     surname = _surname_length(word)
     if any_run and not surname and 2 <= len(word) <= 4 and word not in _RELATIONS:
         return cursor, cursor + len(word)
@@ -177,6 +186,9 @@ _JAPANESE_RANKED = re.compile(rf"(?P<name>{_JA_SURNAME})(?:{_JAPANESE_RANKS})")
 # "担当は佐藤です", "山口けんじです", "木村拓也と申します": a family name introducing itself.
 _SELF_NAMED = re.compile(rf"(?P<name>(?:{_JA_SURNAME})(?:{_SPACE}{_HAN_RUN}{{1,3}}|{_SPACE}{_KANA_RUN}{{2,4}})?)"
                          rf"(?:です|でございます|と申します|といいます)")
+# "総務の西村から", "経理の佐々木が": a department, then a family name of two or more characters.
+_JA_LONG_SURNAME = "|".join(sorted((n for n in _JAPANESE_SURNAMES if len(n) > 1), key=len, reverse=True))
+_DEPARTMENT_MEMBER = re.compile(rf"(?<=の)(?P<name>{_JA_LONG_SURNAME})(?=から|より|が|に|は|と|まで|へ)")
 _JAPANESE_FIELD = re.compile(r"(?:署名|差出人|宛名|宛先|受取人|申込者|連絡先|患者名|氏名|お名前|名前|フリガナ|ふりがな|"
                              r"担当者|担当|配達先|こんにちは|もしもし)(?:\s*[：:、]\s*|は|の|\s+)")
 
@@ -188,6 +200,7 @@ def _japanese(text: str) -> list[tuple[int, int]]:
         if not (name.startswith(("お", "ご")) or name.replace(" ", "") in _NOT_NAMES):
             spans.append((match.start("name"), match.end("name")))
     spans += [(m.start("name"), m.end("name")) for m in _JAPANESE_RANKED.finditer(text)]
+    spans += [(m.start("name"), m.end("name")) for m in _DEPARTMENT_MEMBER.finditer(text)]
     for match in _SELF_NAMED.finditer(text):
         spans.append((match.start("name"), match.end("name")))
     for match in _JAPANESE_FIELD.finditer(text):
@@ -211,6 +224,9 @@ def _japanese_name_at(text: str, cursor: int) -> tuple[int, int] | None:
 
 _KOREAN_NAME = rf"(?<![{_HANGUL}])(?P<name>[{_HANGUL}]{{1,4}})"
 _KOREAN_BEFORE = re.compile(rf"{_KOREAN_NAME} ?(?P<title>{_KOREAN_TITLES})")
+# A full name before a particle that follows people ("임하은이랑", "서지수에게"): three syllables
+# from a family name (two-syllable words before these are too common: "김치랑").
+_KOREAN_PARTICLED = re.compile(rf"(?<![{_HANGUL}])(?P<name>[{_HANGUL}]{{3}})(?=이랑|랑|에게|한테|께서)")
 _KOREAN_FIELD = re.compile(r"(?:성명|이름|담당자|수신인|받는 ?분|보내는 ?분|주문자|고객|안녕하세요|저는)"
                            r"\s*[:：,，]?\s*")
 
@@ -222,6 +238,8 @@ def _korean(text: str) -> list[tuple[int, int]]:
                             spaced=match.end("name") < match.start("title"))
         if span is not None:
             spans.append(span)
+    spans += [(m.start("name"), m.end("name")) for m in _KOREAN_PARTICLED.finditer(text)
+              if m.group("name")[0] in _KOREAN_SURNAMES]
     for match in _KOREAN_FIELD.finditer(text):
         span = _korean_name_at(text, match.end())
         if span is not None:

@@ -333,6 +333,9 @@ def test_wallets_by_shape_and_an_ipv6_address_written_with_a_port():
     ("she moved to Church Road, Bristol BS4 1AA.", "Church Road, Bristol BS4 1AA"),  # a place after it
     ("kosten € 62,40 per half jaar, Dorpsstraat 12, 1234 AB Utrecht", "Dorpsstraat 12, 1234 AB Utrecht"),  # a fraction
     ("Harç 1.450 TL, kart ücreti 310 TL, Atatürk Caddesi 12, Ankara", "Atatürk Caddesi 12, Ankara"),  # amounts
+    ("seats 4-5 are ours; post them to Flat 2, 9 Mill Road, Ely CB7 4DD", "Flat 2, 9 Mill Road, Ely CB7 4DD"),
+    ("I live at Seat 4, 12 Harbour Road, Cork", "12 Harbour Road, Cork"),  # seats never hide a street line
+    ("boarding pass printed, send it to Kongens gate 22, Oslo", "Kongens gate 22, Oslo"),  # a street after all
 ])
 def test_postal_addresses_from_the_street_line_to_the_postcode(text, value):
     assert [v.lower() for _, v, _ in _found(addresses.addresses, text)] == [value.lower()]

@@ -194,7 +194,7 @@ def names_a_place(span: str, postcodes: re.Pattern[str]) -> bool:
         or postcodes.search(span) is not None
 
 
-# "block 112, row K, seats 14-15": a seat in a hall or a stadium, not a door.
+# "block 112, row K, seats 14-15": a seat in a hall or a stadium; it vetoes weak anchors only.
 SEATING = re.compile(r"(?<![\w])seats?\s+\d", re.IGNORECASE)
 
 

@@ -144,15 +144,17 @@ def addresses(text: str) -> list[Hit]:
                 continue  # "2025 im Sekretariat": German streets are named before their number ("Im Tal 5")
             if anchor in (_COMPOUND_STREET, _SPACED_SUFFIX_STREET) and is_common(match.group(0).split()[0].lower()):
                 continue  # "bring 70 mph gusts", "outside gate 3": an English word, not a street's name
-            if anchor is _SPACED_SUFFIX_STREET and vetoes.boarding_gate(text, match.group(0)):
-                continue  # "flight BA 2490 from Gatwick gate 14": a gate at an airport
             if anchor in (_COMPOUND_STREET, _SPACED_SUFFIX_STREET) and re.search(r"\s(?:no[.:]?\s*)?\d{4,}",
                                                                                   match.group(0), re.IGNORECASE):
                 continue  # "REWE Markt 4417": a store's number; a street named first numbers its doors lower
             if match.group(0)[:1].isdigit() and vetoes.record_number(text, match.start()):
                 continue  # "port 6432 via Pgbouncer": the number is a record's, not a door's
             if vetoes.plausible_anchor(match.group(0)) and not vetoes.HIGHWAY.fullmatch(match.group(0)):
-                spans.append(_extend(text, match.start(), match.end(), weak=False) or (match.start(), match.end()))
+                span = _extend(text, match.start(), match.end(), weak=False) or (match.start(), match.end())
+                if anchor is _SPACED_SUFFIX_STREET and vetoes.boarding_gate(text, match.group(0)) \
+                        and not _place_like(text[match.end():span[1]]):
+                    continue  # "flight BA 2490 from Gatwick gate 14, boards": a gate ("... gate 22, Oslo" is a street)
+                spans.append(span)
     for anchor in _WEAK:
         for match in anchor.finditer(text):
             if "place" in anchor.groupindex and not vetoes.may_be_place(match) \
@@ -182,12 +184,13 @@ def addresses(text: str) -> list[Hit]:
             if anchor is _NAMED_STREET and span is not None and vetoes.plain_english(match.group(0)) \
                     and not vetoes.names_a_place(text[span[0]:span[1]], _CODES):
                 continue  # "second place out of 14 teams", "dead row versions": English words and numbers
+            if span is not None and vetoes.SEATING.search(text, span[0], span[1]):
+                continue  # "block 112, row K, seats 14-15": a seat in a hall (a street line is found anyway)
             if span is not None:
                 spans.append(span)
     for match in _CODES.finditer(text):
         spans.append(_extend(text, match.start(), match.end(), weak=True, alone=True) or (match.start(), match.end()))
-    return [Hit("STREET_ADDRESS", start, end, LIKELY) for start, end in _merge(spans)
-            if not vetoes.SEATING.search(text, start, end)]
+    return [Hit("STREET_ADDRESS", start, end, LIKELY) for start, end in _merge(spans)]
 
 
 

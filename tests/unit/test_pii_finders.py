@@ -336,6 +336,7 @@ def test_wallets_by_shape_and_an_ipv6_address_written_with_a_port():
     ("seats 4-5 are ours; post them to Flat 2, 9 Mill Road, Ely CB7 4DD", "Flat 2, 9 Mill Road, Ely CB7 4DD"),
     ("I live at Seat 4, 12 Harbour Road, Cork", "12 Harbour Road, Cork"),  # seats never hide a street line
     ("boarding pass printed, send it to Kongens gate 22, Oslo", "Kongens gate 22, Oslo"),  # a street after all
+    ("deliver to Church Road, flat 3 by noon", "Church Road, flat 3"),     # a street in English words and a flat
 ])
 def test_postal_addresses_from_the_street_line_to_the_postcode(text, value):
     assert [v.lower() for _, v, _ in _found(addresses.addresses, text)] == [value.lower()]

@@ -188,10 +188,14 @@ def plain_english(words: str) -> bool:
 
 
 def names_a_place(span: str, postcodes: re.Pattern[str]) -> bool:
-    """A word that is no common English word, a known place or a postcode: what tells a
-    street named in English words ("Mill Lane, Bristol") from prose ("second place")."""
-    return any(not is_common(word.lower()) or word.lower() in places() for word in re.findall(r"[^\W\d_]+", span)) \
-        or postcodes.search(span) is not None
+    """A word that is no common English word, a known place, a flat's or a suite's word, or a
+    postcode: what tells a street named in English words ("Mill Lane, Bristol", "Church Road,
+    unit 12") from prose ("second place")."""
+    return any(not is_common(word) or word in places() or word in _DOOR_WORDS
+               for word in (w.lower() for w in re.findall(r"[^\W\d_]+", span))) or postcodes.search(span) is not None
+
+
+_DOOR_WORDS = frozenset({"flat", "apt", "apartment", "unit", "suite", "ste", "bldg"})  # never prose's words
 
 
 # "block 112, row K, seats 14-15": a seat in a hall or a stadium; it vetoes weak anchors only.

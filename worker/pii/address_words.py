@@ -118,3 +118,7 @@ US_STATES = ("al|ak|az|ar|ca|co|ct|de|dc|fl|ga|hi|id|il|in|ia|ks|ky|la|me|md|ma|
              "nc|nd|oh|ok|or|pa|ri|sc|sd|tn|tx|ut|vt|va|wa|wv|wi|wy|pr|gu|vi")
 # Address words that are also English function words ("no. 23", "co. Galway", "unit 6").
 NOT_PROSE = frozenset(ADDRESS_PARTICLES | set(REGION_WORDS) | set(UNITS) | set(BUILDINGS))
+
+# An amount in its currency's code ("kart bedeli 245 TL", "1.200 SEK"): a price, not an address part.
+CURRENCY_CODES = ("eur|usd|gbp|chf|sek|nok|dkk|pln|czk|huf|tl|try|ron|bgn|inr|jpy|cny|rmb|krw|thb|myr|idr|zar|ngn|"
+                  "kes|aed|sar")

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 from ibex_worker.pii import address_vetoes as vetoes
-from ibex_worker.pii.address_words import (BOX_ABBREVIATIONS, BOXES, BUILDINGS, ENGLISH_JOINERS,
+from ibex_worker.pii.address_words import (BOX_ABBREVIATIONS, BOXES, BUILDINGS, CURRENCY_CODES, ENGLISH_JOINERS,
                                            FOREIGN_PREFIXES, FUNCTION_WORDS, NOT_POSTCODE_LETTERS, NOT_PROSE,
                                            NUMBER_NAMES, QUANTITIES, REGION_WORDS, STREET_PREFIXES, STREET_SUFFIXES,
                                            STREET_TYPES, UNITS, US_STATES)
@@ -393,11 +393,6 @@ def _unit_letter(bare: list[str], index: int) -> bool:
 
 
 _STATE_ZIP = re.compile(r"[a-z]{2}\.?\s+\d{5}(?:-\d{4})?", re.IGNORECASE)
-# An amount in its currency's code ("kart bedeli 245 TL", "1.200 SEK"): a price, not an address part.
-_CURRENCY_CODES = ("eur|usd|gbp|chf|sek|nok|dkk|pln|czk|huf|tl|try|ron|bgn|inr|jpy|cny|rmb|krw|thb|myr|idr|zar|ngn|"
-                   "kes|aed|sar")
-
-
 _PROSE_MARKS = re.compile(r"\d{3}[ .\-]\d{3}[ .\-]\d{3,4}|https?:|[!?]|\b\d{1,2}:\d{2}\b|\d+\s*(?:am|pm)\b"
-                          rf"|[£$€¥₹]\s?\d|\d\s?[£$€¥₹%]|\d+\.\d+\.\d+|[→⇒°′″]|->|\d\s?(?:{_CURRENCY_CODES})(?![\w])",
+                          rf"|[£$€¥₹]\s?\d|\d\s?[£$€¥₹%]|\d+\.\d+\.\d+|[→⇒°′″]|->|\d\s?(?:{CURRENCY_CODES})(?![\w])",
                           re.I)

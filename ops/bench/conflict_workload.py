@@ -192,17 +192,18 @@ def _read_outcome(dsn: str, keys: dict[str, int]) -> tuple[list[dict[str, Any]],
                                                            dict[str, Any]]:
     import psycopg
 
-    from ibex_worker.escalations.classifiers import rules_verdict
+    from ibex_worker.escalations.classifiers import ConflictPair, MemoryFact, RulesClassifier, order_pair
 
     with psycopg.connect(dsn, autocommit=True) as conn:
         by_memory = {str(m): keys[k] for k, m in conn.execute(
             "SELECT idempotency_key, memory_id FROM memory_write_jobs WHERE agent_id LIKE 'cw-agent%' "
             "AND memory_id IS NOT NULL").fetchall() if k in keys}
         rows = conn.execute(
-            "SELECT e.memory_id, e.candidate_id, e.reason, a.content, b.content FROM memory_conflict_escalations e "
-            "JOIN memories a ON a.id = e.memory_id AND a.org_id = e.org_id "
-            "JOIN memories b ON b.id = e.candidate_id AND b.org_id = e.org_id WHERE e.agent_id LIKE 'cw-agent%'"
-        ).fetchall()
+            "SELECT e.memory_id, e.candidate_id, e.reason, e.evidence->>'similarity' FROM memory_conflict_escalations e "
+            "WHERE e.agent_id LIKE 'cw-agent%'").fetchall()
+        facts = {str(r[0]): MemoryFact(str(r[0]), *r[1:]) for r in conn.execute(
+            "SELECT id, content, valid_from, valid_until, subject_key, created_at, subject_aspect FROM memories "
+            "WHERE agent_id LIKE 'cw-agent%'").fetchall()}
         links = conn.execute("SELECT source_memory_id, target_memory_id FROM memory_relationships "
                              "WHERE relationship_type = 'supersedes' AND org_id LIKE 'cw-org%'").fetchall()
         span = conn.execute("SELECT extract(epoch FROM max(finished_at) - min(created_at)) FROM memory_write_jobs "
@@ -211,7 +212,9 @@ def _read_outcome(dsn: str, keys: dict[str, int]) -> tuple[list[dict[str, Any]],
                             "AND org_id LIKE 'cw-org%'").fetchone()[0]
     pair = (lambda a, b: frozenset((by_memory.get(str(a), -1), by_memory.get(str(b), -2))))
     escalations = [{"pair": pair(r[0], r[1]), "reason": r[2]} for r in rows]
-    verdicts = Counter(rules_verdict(r[4], r[3]).outcome for r in rows)
+    rules = RulesClassifier()
+    verdicts = Counter(rules.classify(ConflictPair(*order_pair(facts[str(r[0])], facts[str(r[1])]),
+                                                   float(r[3]) if r[3] else None, r[2])).outcome for r in rows)
     rate = {"writes_per_s": round(len(keys) / float(span), 1),
             "near_duplicate_links_per_1000_writes": round(int(near) * 1000.0 / len(keys), 1)}
     return escalations, {pair(s, t) for s, t in links}, verdicts, rate

@@ -145,8 +145,8 @@ def _verdict_lines(scored: list[Scored], emb: float, lex: float) -> list[str]:
     lines += [f"| {label} | {c['contradicts']} | {c['compatible']} | {c['needs_review']} |"
               for label, c in sorted(by_label.items())]
     return lines + ["", f"False `contradicts` (on `same` or `distinct` pairs): {false} of {len(scored)} pairs "
-                        f"({false / len(scored):.1%}). No `supersedes`: the pairs are undated, and the rules never "
-                        "supersede (a supersession needs two validity intervals).", ""]
+                        f"({false / len(scored):.1%}). No `supersedes`: the pairs are undated, and the rules supersede "
+                        "only two open-ended dated facts about one subject.", ""]
 
 
 def _table(name: str, scored: list[Scored], emb: float, lex: float) -> list[str]:

@@ -43,7 +43,7 @@ def test_overlapping_contradictory_facts_end_as_contradicts_with_both_active_and
 
     shown = service.get_escalation(engine, org, escalation_id)
     assert (shown["status"], shown["outcome"], shown["decided_by"]) == ("resolved", "contradicts",
-                                                                        "classifier:rules@2")
+                                                                        "classifier:rules@3")
     assert (shown["memory_id"], shown["candidate_id"]) == (newer["memory_id"], older["memory_id"])
     assert shown["decision_reason"] and shown["decided_at"]
     assert [d["details"]["rule"] for d in shown["decisions"]] == ["different_numbers"]
@@ -55,7 +55,7 @@ def test_overlapping_contradictory_facts_end_as_contradicts_with_both_active_and
     assert set(links) == {(newer["memory_id"], older["memory_id"], "near_duplicate_of"),
                           (newer["memory_id"], older["memory_id"], "contradicts")}
     contradiction = links[(newer["memory_id"], older["memory_id"], "contradicts")]
-    assert contradiction.decided_by == "classifier:rules@2"
+    assert contradiction.decided_by == "classifier:rules@3"
     assert contradiction.evidence["escalation_id"] == escalation_id
     assert contradiction.evidence["reason"] == shown["decision_reason"]
 
@@ -87,3 +87,27 @@ def test_sequential_facts_never_reach_the_classifier_and_an_overlapping_pair_cos
     assert (decision.outcome, decision.decided_by, decision.reason) == \
         ("contradicts", "classifier:openai@1/fake-model", "Opposite preferences.")
     assert {fetch_memory(engine, v["memory_id"]).status for v in (tea, coffee)} == {"active"}
+
+
+def test_a_later_open_ended_preference_supersedes_the_older_one_through_the_rules(
+        infra, engine, producer, settings, pipeline):
+    """ADR-0056's sequential facts, both open-ended: the pipeline escalates the overlap, and
+    the rules classifier (no model) settles it as a supersession by its subject and aspect."""
+    org, agent = new_scope(), new_scope("agent")
+    poller = start_poller(infra, f"later-{org}", org=org)
+    try:
+        older = write(engine, producer, settings, org, agent, "The user prefers Python for data work.", valid_from=JAN)
+        newer = write(engine, producer, settings, org, agent, "The user prefers Go for data work.", valid_from=JUN)
+        [escalation_id] = newer["result"]["escalations"]
+        wait_until(settled(engine, org, 1))
+    finally:
+        poller.stop()
+
+    shown = service.get_escalation(engine, org, escalation_id)
+    assert (shown["outcome"], shown["decided_by"]) == ("supersedes", "classifier:rules@3")
+    assert [d["details"]["rule"] for d in shown["decisions"]] == ["later_value"]
+    superseded, current = fetch_memory(engine, older["memory_id"]), fetch_memory(engine, newer["memory_id"])
+    assert (superseded.status, current.status) == ("superseded", "active")
+    assert superseded.valid_until == current.valid_from
+    assert (newer["memory_id"], older["memory_id"], "supersedes") in {
+        (str(r.source_memory_id), str(r.target_memory_id), r.relationship_type) for r in relationships(engine, org)}

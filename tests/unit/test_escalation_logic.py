@@ -9,9 +9,10 @@ from datetime import datetime, timezone
 import pytest
 
 from tests.conftest import make_settings
+from ibex_worker.escalations import edits
 from ibex_worker.escalations.apply import close_interval
 from ibex_worker.escalations.classifiers import (
-    OUTCOMES, MemoryFact, RulesClassifier, build_request, order_pair, parse_answer, rules_verdict, tokens,
+    OUTCOMES, ConflictPair, MemoryFact, RulesClassifier, build_request, order_pair, parse_answer, rules_verdict, tokens,
 )
 
 
@@ -68,6 +69,24 @@ def fact(memory_id: str, valid_from: datetime | None, valid_until: datetime | No
     ("Ticket 84898 is closed.", "Ticket 84898 is not closed.", "contradicts", "negation_flip"),
     ("Ticket 84898 is due in 3 days.", "Ticket 84898 is due in 5 days.", "contradicts", "different_numbers"),
     ("Passwords are hashed with SHA-256.", "Passwords are hashed with SHA-512.", "contradicts", "different_numbers"),
+    ("The customer prefers to be called in the afternoon, never before 2 pm.",
+     "The custoemr prefers to be called in the afternono, nver before 2 pm.", "compatible",
+     "same_statement_small_edits"),
+    ("The team prefers the grey colour scheme for dashboards.", "The team prefers the gray color scheme for dashboards.",
+     "compatible", "same_statement_small_edits"),
+    ("The workshop is organised in the city centre.", "The workshop is organized in the city center.",
+     "compatible", "same_statement_small_edits"),
+    # Two words the lists know, one edit apart, are two values; so are numbers and short words.
+    ("The new warehouse is in Kiel.", "The new warehouse is in Kiev.", "needs_review", "no_rule"),
+    ("The user prefers cold drinks at lunch.", "The user prefers gold drinks at lunch.", "needs_review", "no_rule"),
+    ("The warehouse ships orders placed before 4 pm.", "The warehouse sips orders placed before 4 pm.",
+     "needs_review", "no_rule"),
+    ("The stagng server uses port 8080.", "The staging server uses port 8081.", "needs_review", "no_rule"),
+    ("The user has a cat at home.", "The user has a car at home.", "needs_review", "no_rule"),
+    ("The onboarding guide for [PERSON] is due on Mnday.", "The onboarding guide for [PERSON] is due on Monday.",
+     "needs_review", "redacted_values_unknown"),
+    ("Our staging database is refreshed from production every Sunday.",
+     "Our stagnig databse is refrehsed from prodution every Sunday.", "needs_review", "no_rule"),
 ])
 def test_the_rules_classifier_truth_table(a, b, outcome, rule):
     verdict = rules_verdict(a, b)
@@ -83,13 +102,55 @@ def test_the_rules_classifier_never_says_supersedes():
     assert {rules_verdict(a, b).outcome for a, b in pairs} <= set(OUTCOMES) - {"supersedes"}
 
 
+def dated(memory_id: str, content: str, valid_from: datetime | None, valid_until: datetime | None = None, *,
+          key: str | None = "user|prefer", aspect: str | None = "data work") -> MemoryFact:
+    return MemoryFact(memory_id, content, valid_from, valid_until, key, at(1), aspect)
+
+
+PYTHON, GO = "The user prefers Python for data work.", "The user prefers VS Code for data work."
+
+
+@pytest.mark.parametrize(("older", "newer", "outcome", "rule"), [
+    # ADR-0056: a sequential change of one value, both open-ended, is a supersession.
+    (dated("a", PYTHON, at(3)), dated("b", GO, at(6)), "supersedes", "later_value"),
+    (dated("a", "The staging server uses port 8080.", at(3), key="staging server|use", aspect=None),
+     dated("b", "The staging server uses port 8081.", at(6), key="staging server|use", aspect=None),
+     "supersedes", "later_different_numbers"),
+    # Not the same attribute, or not a later state of it: the content rules decide.
+    (dated("a", PYTHON, at(3), aspect="data work"), dated("b", GO, at(6), aspect="editing"), "needs_review", "no_rule"),
+    (dated("a", PYTHON, at(3)), dated("b", "The user is switching to Go for data work.", at(6), key="user|switch"),
+     "needs_review", "no_rule"),
+    (dated("a", PYTHON, at(3)), dated("b", GO, at(3)), "needs_review", "no_rule"),
+    (dated("a", PYTHON, None), dated("b", GO, at(6)), "needs_review", "no_rule"),
+    (dated("a", PYTHON, at(3), at(9)), dated("b", GO, at(6)), "needs_review", "no_rule"),
+    (dated("a", PYTHON, at(3)), dated("b", GO, at(6), at(8)), "needs_review", "no_rule"),
+    (dated("a", "The staging server uses port 8080.", at(3), at(9), key="staging server|use", aspect=None),
+     dated("b", "The staging server uses port 8081.", at(6), key="staging server|use", aspect=None),
+     "contradicts", "different_numbers"),
+    (dated("a", PYTHON, at(3), key=None), dated("b", GO, at(6), key=None), "needs_review", "no_rule"),
+    (dated("a", PYTHON, at(3)), dated("b", "The user prefers Python and Go for data work.", at(6)),
+     "needs_review", "no_rule"),
+    (dated("a", PYTHON, at(3)), dated("b", "The user does not prefer Python for data work.", at(6)),
+     "needs_review", "no_rule"),
+    (dated("a", "[PERSON] prefers Python for data work.", at(3), key="[person]|prefer"),
+     dated("b", "[PERSON] prefers Go for data work.", at(6), key="[person]|prefer"),
+     "needs_review", "redacted_values_unknown"),
+    (dated("a", PYTHON, at(3)), dated("b", "The user prefers Python for data work!", at(6)),
+     "compatible", "same_statement"),
+])
+def test_the_rules_supersede_only_a_later_open_ended_value_of_the_same_attribute(older, newer, outcome, rule):
+    verdict = RulesClassifier().classify(ConflictPair(older, newer, 0.9, "overlapping_intervals"))
+    assert (verdict.outcome, verdict.rule) == (outcome, rule)
+    assert verdict.reason and older.content not in verdict.reason and newer.content not in verdict.reason
+
+
 def test_tokens_split_numbers_from_units_and_keep_placeholders():
     assert tokens("Standup at 9am; mail [EMAIL_ADDRESS], won't move") == \
         ["standup", "at", "9", "am", "mail", "[email_address]", "will", "not", "move"]
 
 
 def test_the_rules_classifier_names_itself_with_its_version():
-    assert RulesClassifier().decided_by == "classifier:rules@2"
+    assert RulesClassifier().decided_by == "classifier:rules@3"
 
 
 # ---------------------------------------------------------------- reading a model's answer
@@ -211,3 +272,11 @@ def test_the_api_key_is_a_secret_never_printed(monkeypatch):
     assert "sk-live-abc123" not in repr(settings) and "sk-live-abc123" not in str(settings.model_dump())
     assert settings.escalation_openai_api_key.get_secret_value() == "sk-live-abc123"
     assert settings.escalation_org_ids == ("acme", "globex")
+
+
+@pytest.mark.parametrize(("a", "b", "expected"), [
+    ("kitten", "sitting", 3), ("customer", "custoemr", 1), ("never", "nver", 1), ("form", "from", 1),
+    ("abc", "abc", 0), ("", "ab", 2), ("ca", "abc", 3),
+])
+def test_the_edit_distance_counts_a_swap_of_neighbours_as_one_edit(a, b, expected):
+    assert edits.distance(a, b) == expected == edits.distance(b, a)

@@ -10,7 +10,8 @@ and holds no transaction; the poller applies the verdict afterwards. Outcomes:
 - ``needs_review``: the classifier cannot tell; a person decides.
 
 ``RulesClassifier`` is deterministic and explainable and says ``needs_review`` whenever no
-rule is conclusive. ``OpenAICompatibleClassifier`` asks a chat-completions endpoint for a
+rule is conclusive; it says ``supersedes`` only for two open-ended dated facts about the
+same subject and aspect whose newer one starts later and changes a value. ``OpenAICompatibleClassifier`` asks a chat-completions endpoint for a
 JSON verdict; an answer it cannot use (malformed, refused, unknown verdict) is
 ``needs_review``, never a guess; an endpoint that cannot answer (timeouts, 5xx, 429, other
 4xx) raises ``TransientError`` after its retries, and the poller retries the escalation later.
@@ -29,6 +30,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from ibex_worker import identifiers
+from ibex_worker.escalations import edits
 from ibex_worker.config import OPENAI_RETRY_BACKOFF_CAP_SECONDS
 from ibex_worker.errors import TransientError
 
@@ -44,6 +46,7 @@ class MemoryFact:
     valid_until: datetime | None
     subject_key: str | None
     created_at: datetime
+    subject_aspect: str | None = None  # the fact's "for" phrase ("for data work"), if any
 
 
 @dataclass(frozen=True)
@@ -83,7 +86,7 @@ def order_pair(a: MemoryFact, b: MemoryFact) -> tuple[MemoryFact, MemoryFact]:
 
 # ---------------------------------------------------------------- rules
 
-RULES_VERSION = "2"
+RULES_VERSION = "3"
 
 _NEGATIONS = frozenset({"not", "no", "never"})
 _ANTONYMS = frozenset(frozenset(pair) for pair in (
@@ -146,6 +149,9 @@ def rules_verdict(a: str, b: str) -> Verdict:
     if ta == tb:
         return Verdict("compatible", "The statements say the same thing, apart from punctuation or case.",
                        "same_statement")
+    if edits.small_edits_only(ta, tb):
+        return Verdict("compatible", "The statements say the same thing, apart from misspelt words or spelling "
+                                     "variants (colour, color).", "same_statement_small_edits")
     if _same_except(ta, tb, lambda t: t not in _NEGATIONS) and \
             sum(t in _NEGATIONS for t in ta) % 2 != sum(t in _NEGATIONS for t in tb) % 2:
         return Verdict("contradicts", "One statement negates the other: they are identical except for a "
@@ -165,6 +171,26 @@ def rules_verdict(a: str, b: str) -> Verdict:
         return Verdict("contradicts", "The statements use the same words in an order that reverses a "
                                       "comparison.", "order_reversed")
     return Verdict("needs_review", "No rule is conclusive for this pair; a person should decide.", "no_rule")
+
+
+def _fixed(token: str) -> bool:
+    """A token a replaced value may not hold: a negation, a placeholder or a number."""
+    return token in _NEGATIONS or bool(_PLACEHOLDER.match(token) or _NUMBER.match(token))
+
+
+def _replaced_later(pair: ConflictPair) -> bool:
+    """Both facts are open-ended ("from then on"), the newer starts strictly later, and both
+    have one subject key (subject and verb) and aspect, holding no placeholder. An older fact
+    with an end of its own that the newer one overlaps is a claim about that overlap, and
+    stays a contradiction; a newer fact with an end may be a temporary change."""
+    older, newer = pair.older, pair.newer
+    if older.valid_from is None or newer.valid_from is None or newer.valid_from <= older.valid_from:
+        return False
+    if older.valid_until is not None or newer.valid_until is not None:
+        return False
+    key = older.subject_key
+    return (key is not None and key == newer.subject_key and "[" not in key
+            and older.subject_aspect == newer.subject_aspect)
 
 
 def _values_only_changed(a: list[str], b: list[str]) -> bool:
@@ -194,7 +220,24 @@ class RulesClassifier:
         return f"classifier:{self.name}@{self.version}"
 
     def classify(self, pair: ConflictPair) -> Verdict:
-        return rules_verdict(pair.older.content, pair.newer.content)
+        """``rules_verdict``, and then time: when both facts are open-ended, the newer starts
+        later and both are about the same subject, verb and aspect, a statement that cannot
+        hold beside the older one, or that only replaces one value of it, is the later state
+        of the same attribute (ADR-0056: "prefers Python" in March, "prefers Go" in June).
+        Placeholders never get this far (``redacted_values_unknown``)."""
+        verdict = rules_verdict(pair.older.content, pair.newer.content)
+        if not _replaced_later(pair):
+            return verdict
+        if verdict.outcome == "contradicts":
+            return Verdict("supersedes", f"{verdict.reason} The newer one starts later and is about the same "
+                                         "subject: it replaces the older one from its start.",
+                           f"later_{verdict.rule}")
+        older, newer = tokens(pair.older.content), tokens(pair.newer.content)
+        if verdict.rule == "no_rule" and edits.one_value_replaced(older, newer, _fixed):
+            return Verdict("supersedes", "The newer statement, which starts later, is the older one with one value "
+                                         "replaced, about the same subject and aspect: it replaces the older one "
+                                         "from its start.", "later_value")
+        return verdict
 
     def close(self) -> None:
         return None

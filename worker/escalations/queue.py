@@ -75,7 +75,8 @@ def _unusable(row: Any) -> str | None:
 def _fact(row: Any) -> MemoryFact | None:
     if row is None:
         return None
-    return MemoryFact(str(row.id), row.content, row.valid_from, row.valid_until, row.subject_key, row.created_at)
+    return MemoryFact(str(row.id), row.content, row.valid_from, row.valid_until, row.subject_key, row.created_at,
+                      row.subject_aspect)
 
 
 def renew_waiting(engine: Any, claims: Sequence[Claim], lease_seconds: int) -> None:

@@ -70,8 +70,8 @@ _LOCK_PAIR = text(
     "created_at FROM memories WHERE org_id = :org_id AND id IN (:a, :b) ORDER BY id FOR UPDATE"
 )
 _READ_PAIR = text(
-    "SELECT id, agent_id, content, status, deleted_at, valid_from, valid_until, subject_key, created_at "
-    "FROM memories WHERE org_id = :org_id AND id IN (:a, :b)"
+    "SELECT id, agent_id, content, status, deleted_at, valid_from, valid_until, subject_key, subject_aspect, "
+    "created_at FROM memories WHERE org_id = :org_id AND id IN (:a, :b)"
 )
 _INSERT_LABEL = text(
     "INSERT INTO memory_labels (org_id, memory_id, label, confidence) VALUES (:org_id, :memory_id, :label, :confidence)"
@@ -179,7 +179,8 @@ def lock_pair(conn: Any, org_id: str, a: str, b: str) -> list[Any]:
 
 
 def read_pair(conn: Any, org_id: str, a: str, b: str) -> list[Any]:
-    """Both memories (those that exist), with agent, content, status and deletion time, unlocked."""
+    """Both memories (those that exist), with agent, content, status, deletion time, validity,
+    subject key and aspect, unlocked."""
     return conn.execute(_READ_PAIR, {"org_id": org_id, "a": a, "b": b}).all()
 
 

@@ -2,7 +2,7 @@
 then a table of what happened to each.
 
 It covers exact and near duplicates, PII, a quarantine case, a supersession chain, an
-overlapping contradiction that the escalation worker resolves, and a tenant boundary. Each
+later replacement and an overlapping contradiction that the escalation worker resolves, and a tenant boundary. Each
 write states what the pipeline is expected to decide; `run_demo` returns the observed rows
 next to the expectations so a test can check them without the terminal.
 
@@ -37,6 +37,7 @@ class Write:
     expect_near: int = 0            # near-duplicates found at write time
     expect_supersedes: int = 0
     expect_escalations: int = 0
+    expect_link: str = ""           # "type:direction" among its relationships after the run, if set
     fields: dict[str, Any] = field(default_factory=dict)
 
 
@@ -95,9 +96,18 @@ def scenario() -> list[Write]:
               expect_near=1, expect_supersedes=1, fields={"valid_from": APR, "valid_until": AUG}),
         Write("a", "The staging server uses port 8082.", "supersession chain 3/3", expect_near=1,
               expect_supersedes=1, fields={"valid_from": AUG}),
-        Write("a", "The team standup is at 9am on Mondays.", "contradiction 1/2", fields={"valid_from": JAN}),
-        Write("a", "The team standup is at 10am on Mondays.", "contradiction 2/2 (overlapping)", expect_near=1,
-              expect_escalations=1, fields={"valid_from": MAR}),
+        # Open-ended facts, the newer starting later with one value changed: the escalation
+        # worker reads the newer as the later state of the same attribute.
+        Write("a", "The team standup is at 9am on Mondays.", "replaced later 1/2 (open-ended)",
+              expect_status="superseded", fields={"valid_from": JAN}),
+        Write("a", "The team standup is at 10am on Mondays.", "replaced later 2/2 (overlapping)", expect_near=1,
+              expect_escalations=1, expect_link="supersedes:outgoing", fields={"valid_from": MAR}),
+        # The older fact has an end of its own that the newer overlaps: a claim about the same
+        # months, so a contradiction, and both stay active.
+        Write("a", "The office closes at 6pm on Fridays.", "contradiction 1/2", fields={"valid_from": JAN,
+                                                                                     "valid_until": AUG}),
+        Write("a", "The office closes at 7pm on Fridays.", "contradiction 2/2 (overlapping)", expect_near=1,
+              expect_escalations=1, expect_link="contradicts:outgoing", fields={"valid_from": MAR}),
         Write("a", "The frontend team uses React for the dashboard.", "different subject 1/2",
               fields={"valid_from": JAN, "valid_until": FEB}),
         Write("a", "The backend team uses React for the dashboard.", "different subject 2/2", expect_near=1,
@@ -117,6 +127,7 @@ class Row:
     org_id: str
     kind: str
     expected: dict[str, Any]
+    expect_link: str = ""
     http_status: int = 0
     outcome: str = ""
     memory_id: str = ""
@@ -135,7 +146,7 @@ class Row:
 
     @property
     def ok(self) -> bool:
-        return self.observed == self.expected
+        return self.observed == self.expected and (not self.expect_link or self.expect_link in self.links)
 
 
 def make_keys(database_url: str, orgs: list[str]) -> dict[str, str]:
@@ -164,7 +175,7 @@ def run_demo(api_url: str, keys: dict[str, str], orgs: dict[str, str], *, agent:
 def _submit(client: httpx.Client, index: int, write: Write, org: str, key: str, agent: str) -> Row:
     expected = {"outcome": write.expect_outcome, "status": write.expect_status, "near": write.expect_near,
                 "supersedes": write.expect_supersedes, "escalations": write.expect_escalations}
-    row = Row(index, org, write.kind, expected)
+    row = Row(index, org, write.kind, expected, expect_link=write.expect_link)
     body = {"org_id": org, "agent_id": agent, "source": "demo", "content": write.content, **write.fields}
     answer = client.post("/v1/memories", json=body, headers=_auth(key) | {"Prefer": "wait=30"})
     row.http_status = answer.status_code

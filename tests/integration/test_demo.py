@@ -53,17 +53,23 @@ def test_the_demo_ends_as_expected_and_metrics_show_what_it_did(infra, engine, t
     assert unexpected == [], table
     assert len(rows) >= 45 and {r.org_id for r in rows} == set(orgs.values())
     kinds = {r.kind: r for r in rows}
-    # The escalation worker decided both escalated pairs: the overlapping one contradicts, the
-    # near-twins are compatible and stay unlinked by it.
+    # The escalation worker decided every escalated pair: the overlapping claim about a bounded
+    # period contradicts, the open-ended later value supersedes, and the near-twins are
+    # compatible and stay unlinked by it.
     assert any(link.startswith("contradicts") for link in kinds["contradiction 2/2 (overlapping)"].links)
-    assert not any(link.startswith("contradicts") for link in kinds["near duplicate"].links)
+    assert "supersedes:outgoing" in kinds["replaced later 2/2 (overlapping)"].links
+    assert kinds["replaced later 1/2 (open-ended)"].final_status == "superseded"
+    assert not any(link.startswith(("contradicts", "supersedes")) for link in kinds["near duplicate"].links)
 
     created = [r for r in rows if r.outcome == "created"]
     assert _metric(metrics, "ibex_memory_dedup_total", result="exact_duplicate") == \
         sum(r.outcome == "exact_duplicate" for r in rows)
     assert _metric(metrics, "ibex_memory_dedup_total", result="near_duplicate") == sum(r.near > 0 for r in created)
     assert _metric(metrics, "ibex_memory_dedup_total", result="novel") == sum(r.near == 0 for r in created)
-    assert _metric(metrics, "ibex_memory_conflicts_total", outcome="supersedes") == sum(r.supersedes for r in rows)
+    # Supersessions decided at write time, plus the one the escalation worker decided.
+    assert _metric(metrics, "ibex_memory_conflicts_total", outcome="supersedes") == \
+        sum(r.supersedes for r in rows) + 1
+    assert _metric(metrics, "ibex_memory_conflicts_total", outcome="contradicts") == 1
     assert _metric(metrics, "ibex_memory_conflicts_total", outcome="escalated") == \
         sum(len(r.escalations) for r in rows)
     assert _metric(metrics, "ibex_memory_conflict_llm_calls_total") == 0  # rules classifier: no model

@@ -12,7 +12,7 @@ import pytest
 
 from ibex_worker.pii import addresses, ibans, identifiers, name_neighbours, names, networks, numbers, payments, spoken
 from ibex_worker.pii.casing import canonical_view
-from ibex_worker.pii.checksums import iban_valid, luhn_valid, nhs_valid, verhoeff_valid
+from ibex_worker.pii.checksums import creditor_reference_valid, iban_valid, luhn_valid, nhs_valid, verhoeff_valid
 
 
 def _found(finder, text):
@@ -42,6 +42,8 @@ def test_check_digits():
     assert iban_valid("DE89370400440532013000") and not iban_valid("DE89370400440532013001")
     assert verhoeff_valid("234123412346") and not verhoeff_valid("234123412345")
     assert nhs_valid("9434765919") and not nhs_valid("9434765918")
+    assert creditor_reference_valid("RF18539007547034") and not creditor_reference_valid("RF19539007547034")
+    assert creditor_reference_valid("rf18539007547034") and not creditor_reference_valid("RF18")
 
 
 @pytest.mark.parametrize("text, value, score", [

@@ -43,6 +43,12 @@ from ibex_worker.pii import networks
     ("allow 198.51.100.64/26 in the examples", "198.51.100.64", False),
     ("her box sits at 198.51.100.66/26", "198.51.100.66", True),                    # a host written with its prefix
     ("our prefix is 2a02:8108:1dc0::/48", "2a02:8108:1dc0::", True),                # a home's delegated prefix
+    ("updater: current=8.4.255.10 target=8.4.255.12 channel=stable", "8.4.255.10", False),  # an update's pair
+    ("updater: current=8.4.255.10 target=8.4.255.12 channel=stable", "8.4.255.12", False),
+    ("reports firmware 6.2.10.16, two releases behind 6.2.12.0", "6.2.12.0", False),  # its twin is named a version
+    ("build 10.4.22.101 is deployed on the staging box at 10.4.22.17, port 9090", "10.4.22.17", True),  # "at", a port
+    ("upgraded the router at 192.168.1.1; the NAS at 192.168.1.20 too", "192.168.1.20", True),
+    ("update: 10.20.0.5 and 10.20.0.9 are the new bastions", "10.20.0.9", True),    # private: hosts
 ])
 def test_versions_sections_and_masks_are_not_addresses_and_hosts_are(text, value, address):
     start = text.index(value)

@@ -205,6 +205,9 @@ def test_phrases_of_other_languages_places_and_group_mentions_name_no_one(redact
     "DHL: Sendung 4417829310 wird heute zugestellt.",
     "ZIP+4 94105-1420 is the office's mail route.",
     "git 2fd4e1c67a2d28fced849ee1bb76e7391b93eb12 from the release branch",
+    "Payment received: SEPA ref RF18 5390 0754 7034, amount €1.250,00.",
+    "Stand-up 09:00 (Zoom 891 2345 6780, passcode 442211)",
+    "Lot 402-19-7734 expires 2025-11; storage 15–25 °C.",
 ])
 def test_amounts_dates_ids_and_quantities_are_no_address_phone_or_ssn(redactor, text):
     outcome = _one(redactor, text)
@@ -237,6 +240,12 @@ def test_wallets_ids_by_check_digit_and_numbers_read_out(redactor, text, expecte
     ("XRP to rpELXjfCJup6JGibHhHGdoEND8Qae2F4Fa, destination tag 1048832",
      "XRP to [CRYPTO], destination tag 1048832"),
     ("Her home prefix is 2a01:4b00:8e1c:7d00::/56.", "Her home prefix is [IP_ADDRESS]."),
+    ("Zoom dial-in: +1 646 558 8656", "Zoom dial-in: [PHONE_NUMBER]"),
+    ("Card 5390 0754 7034 7781 was charged, ref RF19 5390 0754 7034.",   # RF19: its check digits fail
+     "Card [CREDIT_CARD] was charged, ref RF19 [CREDIT_CARD]."),
+    ("Paid by card 5390 0754 7034 7781, SEPA ref RF18 5390 0754 7034.",
+     "Paid by card [CREDIT_CARD], SEPA ref RF18 5390 0754 7034."),
+    ("his SSN, lot 402-19-7734", "his SSN, lot [US_SSN]"),
 ])
 def test_phone_labels_more_networks_and_narrow_ranges_are_personal(redactor, text, expected):
     assert _one(redactor, text).content == expected

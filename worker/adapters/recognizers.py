@@ -246,6 +246,7 @@ def refine(view: View, findings: list[Finding]) -> list[Finding]:
     drop people inside a brand's name."""
     kept = [f for f in findings if _keep(view.text, f)]
     named = [f for f in kept if f.recognizer == NAMED_ID]
+    named = [(f.start, f.end) for f in named] + identifiers.creditor_references(view.text)
     kept = [f for f in kept if f.recognizer == NAMED_ID or not _inside_named_id(f, named)]
     cards = [f for f in kept if f.entity_type == "CREDIT_CARD"]
     kept = [f for f in kept if not _phone_inside_card(f, cards)]
@@ -290,10 +291,10 @@ def _names_of_foreign_text(text: str, findings: list[Finding]) -> list[Finding]:
     return out
 
 
-def _inside_named_id(finding: Finding, named: list[Finding]) -> bool:
-    """"NHS number 943 476 5919" is an NHS number, whatever else its digits could be."""
-    return finding.entity_type in _NUMBER_TYPES and any(
-        n.start <= finding.start and finding.end <= n.end for n in named)
+def _inside_named_id(finding: Finding, named: list[tuple[int, int]]) -> bool:
+    """"NHS number 943 476 5919" is an NHS number, "RF18 5390 0754 7034" a payment's creditor
+    reference, whatever else their digits could be."""
+    return finding.entity_type in _NUMBER_TYPES and any(s <= finding.start and finding.end <= e for s, e in named)
 
 
 def _phone_inside_card(finding: Finding, cards: list[Finding]) -> bool:

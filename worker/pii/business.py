@@ -54,6 +54,10 @@ _REGISTERS = [
     "charity", "registration", "cep", "cvr", "gst", "hst", "nipc", "nif da empresa",
 ]
 
+# Video meetings: the number after one is the meeting's id ("Zoom 891 2345 6780"); its dial-in
+# number is written with a phone word or a "+".
+_MEETINGS = ["zoom", "webex", "meeting id", "meeting-id", "meeting number", "conference id", "passcode"]
+
 # A record's own name glued to "number" ("Buchungsnr.", "klantnummer", "Org.nr"), unless
 # the record is a phone ("Telefonnummer", "Handynr.", "Festnetznummer") or names a person's
 # identifier ("Steueridentifikationsnummer", "Sozialversicherungsnummer", "Personnummer").
@@ -95,4 +99,4 @@ BUSINESS = Cues.of(_WORDS)
 # What a phone-shaped number may be instead: any business word, a company register, a
 # record's compound name. Only phone numbers are decided by these (a card or a national id
 # after "PIN" or "Kartennummer" is still one).
-RECORDS = _RecordCues.of(_WORDS + _REGISTERS)
+RECORDS = _RecordCues.of(_WORDS + _REGISTERS + _MEETINGS)

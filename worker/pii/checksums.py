@@ -41,6 +41,16 @@ def iban_valid(compact: str) -> bool:
     return int("".join(str(int(ch, 36)) for ch in rearranged)) % 97 == 1
 
 
+def creditor_reference_valid(compact: str) -> bool:
+    """ISO 11649 structured creditor reference ("RF18 5390 0754 7034"): RF, two check digits
+    and up to 21 letters or digits, mod 97 over the rearranged value (as an IBAN's)."""
+    text = compact.upper()
+    if not (5 <= len(text) <= 25 and text.startswith("RF") and text[2:4].isdigit() and text.isalnum()):
+        return False
+    rearranged = text[4:] + text[:4]
+    return int("".join(str(int(ch, 36)) for ch in rearranged)) % 97 == 1
+
+
 def verhoeff_valid(digits: str) -> bool:
     check = 0
     for index, ch in enumerate(reversed(digits)):

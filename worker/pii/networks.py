@@ -28,8 +28,9 @@ _NETWORK_WORDS = Cues.of(["resolver", "nameserver", "firewall", "allowlist", "wh
                           "laptop", "phone", "user", "customer", "visitor", "attacker", "block", "ban", "banned"])
 # Words of a version change ("upgraded the firmware from 9.3.10.1 to 9.3.12.4"): before a
 # dotted quad, with no word of networks in the clause, they make every quad of it a version.
-_UPGRADES = Cues.of(["version", "versions", "firmware", "release", "build", "upgrade", "upgraded", "upgrading",
-                     "downgrade", "downgraded", "patched", "bumped", "pinned", "rolled back", "kernel", "bios"])
+_UPGRADES = Cues.of(["version", "versions", "firmware", "release", "releases", "build", "upgrade", "upgraded",
+                     "upgrading", "update", "updated", "updates", "updater", "downgrade", "downgraded", "patched",
+                     "bumped", "pinned", "rolled back", "kernel", "bios"])
 _DIRECTIONS = frozenset({"from", "to"})
 
 _PREFIX_LENGTH = re.compile(r"/(\d{1,3})(?!\d)")
@@ -48,6 +49,7 @@ def ip_in_context(text: str, start: int, end: int) -> bool:
                 or _network(text, start, end) or _NETMASK.fullmatch(value) is not None
                 or _version_like(value) and not IP_CUES.found_in(before)
                 or _version_change(text, start) or _product_version(text, start, end, before)
+                or _version_pair(text, start, end)
                 or _version_sibling(text, start, end) and not _ADDRESS_WORDS.found_in(before)
                 and not _NETWORK_WORDS.found_in(words_before(text, start, 12, reach=120)))
 
@@ -120,6 +122,42 @@ def _version_sibling(text: str, start: int, end: int) -> bool:
         if other[:2] == parts[:2] and (len(other) != 4 or any(int(part) > 255 for part in other)):
             return True
     return False
+
+
+def _version_pair(text: str, start: int, end: int) -> bool:
+    """``updater: current=8.4.255.10 target=8.4.255.12``, ``firmware 6.2.10.16, two releases
+    behind 6.2.12.0``: quads sharing their first two parts are versions of one thing when
+    one of them is named a version, or an upgrade's word comes right before the first, none
+    is a private address and the text has no word of networks; never when a word of hosts or
+    networks or "at" stands right before any of them, or a word of networks right after ("the
+    router at 192.168.1.1 ... the NAS at 192.168.1.20", "build 10.4.22.101 ... on the box at
+    10.4.22.10, port 9090" stay hosts)."""
+    parts = text[start:end].split(".")
+    if len(parts) != 4:
+        return False
+    pair = [m for m in _DOTTED.finditer(text) if m.group(0).split(".")[:2] == parts[:2]]
+    if len(pair) < 2:
+        return False
+    named = [words_before(text, m.start(), 5) for m in pair]
+    if any(IP_CUES.found_in(words) or _NETWORK_WORDS.found_in(words) or _ADDRESS_WORDS.found_in(words)
+           or words[-1:] == ["at"] for words in named) \
+            or any(_NETWORK_WORDS.found_in(_words(text[m.end():m.end() + 24])[:3]) for m in pair):
+        return False
+    if any(NOT_AN_IP.found_in(words[-1:]) for words in named):
+        return True
+    return (_UPGRADES.found_in(named[0][-3:]) and not _NETWORK_WORDS.found_in(_words(text))
+            and not any(_private(m.group(0)) for m in pair))
+
+
+def _words(text: str) -> list[str]:
+    return [word.lower() for word in re.findall(r"[^\W\d_]+", text)]
+
+
+def _private(value: str) -> bool:
+    try:
+        return ipaddress.ip_address(value).is_private
+    except ValueError:
+        return False
 
 
 # Address blocks reserved for documentation (RFC 5737, RFC 3849): a range in one is an example.

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from ibex_worker.pii import phone_vetoes, spoken
 from ibex_worker.pii.business import RECORDS
-from ibex_worker.pii.context import words_before
+from ibex_worker.pii.context import Cues, words_before
 from ibex_worker.pii.phone_words import PHONE_CUES, SHORT_NUMBER, WEAK_PHONE_CUES, service_number
 
 CERTAIN = 0.95
@@ -246,8 +246,14 @@ def _phone_alone(text: str, start: int, value: str) -> bool:
 
 
 def named_by_record(text: str, start: int) -> bool:
-    """The clause ``start`` completes names a record's number, not a phone's."""
-    return phone_vetoes.clause_head(text, start, _PHONE_HEADS) is False
+    """The clause ``start`` completes names a record's number, not a phone's, or a record's word
+    stands right before it with no identifier's name near ("Lot 402-19-7734", "batch 123-45-6789")."""
+    before = words_before(text, start, 4)
+    return phone_vetoes.clause_head(text, start, _PHONE_HEADS) is False or bool(before) \
+        and before[-1] not in _NUMBER_WORDS and RECORDS.found_in(before[-1:]) and not _SSN_WORDS.found_in(before)
+
+
+_SSN_WORDS = Cues.of(["ssn", "ss#", "social", "security", "itin", "taxpayer", "tin"])
 
 
 # A unit of measure or a counted thing right after the number.

@@ -49,6 +49,23 @@ from ibex_worker.pii import networks
     ("build 10.4.22.101 is deployed on the staging box at 10.4.22.17, port 9090", "10.4.22.17", True),  # "at", a port
     ("upgraded the router at 192.168.1.1; the NAS at 192.168.1.20 too", "192.168.1.20", True),
     ("update: 10.20.0.5 and 10.20.0.9 are the new bastions", "10.20.0.9", True),    # private: hosts
+    ('<add key="ClientVersion" value="6.2.12.0" />', "6.2.12.0", False),            # a version's key
+    ("version_name=4.1.23.0", "4.1.23.0", False),
+    ("Building code § 10.4.2.1 requires emergency lighting", "10.4.2.1", False),    # a section sign
+    ("ok 10.14.2.9 is on 19.3.0.0, 10.14.2.10 is still 12.2.0.1", "19.3.0.0", False),  # a device runs it
+    ("ok 10.14.2.9 is on 19.3.0.0, 10.14.2.10 is still 12.2.0.1", "12.2.0.1", False),
+    ("sweep: 10.30.1.11=6.2.12.0 10.30.1.12=6.2.14.3", "6.2.14.3", False),
+    ("driver mlx5_core 5.15.2.0, addr 10.60.1.23", "5.15.2.0", False),             # a product's part before it
+    ("### 8.4.255.12 (2024-05-14)", "8.4.255.12", False),                          # a changelog's heading
+    ("Edge router 198.51.100.1 upgraded 9.16.4.48 -> 9.18.4.22.", "9.18.4.22", False),  # replaced
+    ("Edge router 198.51.100.1 upgraded 9.16.4.48 -> 9.18.4.22.", "198.51.100.1", True),
+    ("weird, dig @1.1.1.1 works but the internal resolver doesnt", "1.1.1.1", True),  # "@": a host
+    ("resolvers: 8.8.8.8, 9.9.9.9", "9.9.9.9", True),
+    ("Affected: 10.1.2.3, 10.1.2.4. Not affected: the 10.1.2.x units on 3.1.12.0", "10.1.2.3", True),
+    ("moved the build agent to 10.120.3.8, agent version 3.2.1.4", "10.120.3.8", True),
+    ("the gateway is still 81.2.69.1 after the upgrade", "81.2.69.1", True),       # a host word before it
+    ("traffic from 81.2.69.1 -> 81.2.69.7 was dropped", "81.2.69.7", True),        # a host word before the pair
+    ("the home router is on 192.168.178.1", "192.168.178.1", True),               # private: a host
 ])
 def test_versions_sections_and_masks_are_not_addresses_and_hosts_are(text, value, address):
     start = text.index(value)

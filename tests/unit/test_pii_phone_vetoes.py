@@ -206,3 +206,24 @@ def test_record_names_holding_a_phone_word_articles_carriers_and_merchants_name_
 ])
 def test_a_carrier_named_near_a_phone_word_leaves_the_phone_number(text, value):
     assert _phone(text, value) is True
+
+
+@pytest.mark.parametrize("text, value, phone", [
+    ("Votre numéro de commande est le 01 45 22 87 19 ; conservez-le.", "01 45 22 87 19", False),
+    ("Il numero d'ordine 347 112 4450 risulta già evaso.", "347 112 4450", False),
+    ("O número do pedido é 11 98765 4321, guarde-o.", "11 98765 4321", False),
+    ("Número de cliente 600 112 334; consulte sus facturas.", "600 112 334", False),
+    ("Le client précise que 0033 1442 8871 est son numéro de contrat.", "0033 1442 8871", False),
+    ("会員番号 4401-2287-6650 でログインしてください。", "4401-2287-6650", False),
+    ("Numer przesyłki 0412 9987 3320 czeka w paczkomacie.", "0412 9987 3320", False),
+    ("Votre numéro de téléphone est le 01 45 22 87 19.", "01 45 22 87 19", True),     # a phone's kind
+    ("número de contacto: 600 112 334", "600 112 334", True),
+    ("il mio numero nuovo è 347 128 4590, salvalo!", "347 128 4590", True),          # "new" is no record
+    ("il numero di casa è 0039 081 555 0193", "0039 081 555 0193", True),            # home
+    ("+52 (55) 4161 2093 es el número de mi tía", "+52 (55) 4161 2093", True),       # a person's
+    ("電話番号：03-1234-5678", "03-1234-5678", True),
+    ("新しい番号は090-4821-7733です。", "090-4821-7733", True),
+    ("Set-top box firmware 3.14.159.26 shipped to the pilot households.", "3.14.159.26", False),
+])
+def test_a_number_word_naming_a_record_kind_makes_no_phone_number_and_a_phone_kind_does(text, value, phone):
+    assert _phone(text, value) is phone

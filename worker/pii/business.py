@@ -40,6 +40,9 @@ _WORDS = [
     "serie", "značka", "control number", "control no", "record", "monitor", "xid", "imei", "iccid", "meid",
     "factuur", "cartella", "apólice", "apolice", "felanmälan", "ärende", "call id", "πρωτοκόλλου", "πρωτόκολλο",
     "art no", "call ref", "call reference", "mid", "tid", "rrn", "merchant id", "terminal id", "auth code",
+    "complaint", "mandate", "opportunity", "badge", "contrat", "contrato", "contratto", "póliza", "poliza",
+    "polizza", "sinistre", "siniestro", "sinistro", "protocolo", "meterstand", "licznika", "mätarställning",
+    "contatore", "leitura", "spedizione", "przesyłki", "przesylki", "commessa", "encomenda",
     # parcel carriers: the number after one is its tracking number
     "fedex", "ups", "usps", "dhl", "dpd", "gls", "seur", "tnt", "postnl", "colissimo", "chronopost", "correos",
     "aramex", "purolator", "inpost", "bpost", "evri", "parcelforce", "royal mail", "yamato", "sagawa",

@@ -111,7 +111,10 @@ _ONLY_A_PERSON = re.compile(
     r"^\s+(?:said|says|asked|asks|told|tells|texted|emailed|replied|apologi[sz]ed|"
     r"(?:from|in)\s+(?:accounting|finance|hr|legal|sales|marketing|support|procurement|payroll|ops|qa|it|"
     r"engineering|reception|the\s+[\w\-']+\s+(?:team|office|department))|"
-    r"at\s+the\s+(?:front\s+desk|reception|desk|counter))\b", re.IGNORECASE)
+    r"(?:at|from)\s+the\s+(?:front\s+desk|reception|desk|counter)|"
+    r"(?:is|was)\s+(?:coming|the\s+one\s+who|my\s+(?:daughter|son|wife|husband|partner|sister|brother|mum|mom|"
+    r"dad|mother|father|niece|nephew|cousin|aunt|uncle|grandson|granddaughter|neighbour|neighbor|colleague)))\b",
+    re.IGNORECASE)
 
 
 def people_named_like_things(text: str, things: frozenset[str]) -> list[Hit]:
@@ -143,7 +146,9 @@ _SPEAKER = re.compile(
     r"mentioned|called|agreed|confirmed|presented|raised|approved|signed|suggested|proposed|swears|promised|"
     r"reckons|insists|recommended|volunteered|offered|apologised|apologized|handles|manages|leads|owns|"
     r"coordinates|organises|organizes|(?:is|was|will\s+be)\s+(?:handling|taking|flying|picking|joining|"
-    r"leaving|driving|bringing|helping|covering)|had\s+(?:a|the|her|his)\s+baby|from\s+(?:accounting|finance|"
+    r"leaving|driving|bringing|helping|covering|presenting|the\s+one\s+who|"
+    r"(?:out|off)\s+(?:until|sick|today|tomorrow|this\s+week|next\s+week)|"
+    r"(?:on|back\s+from)\s+(?:leave|holiday|vacation|sick\s+leave|parental\s+leave|maternity\s+leave))|had\s+(?:a|the|her|his)\s+baby|from\s+(?:accounting|finance|"
     r"hr|it|legal|sales|marketing|support|procurement|payroll|ops|engineering|the\s+[\w\-']+\s+team))\b"
     r"|\s+and\s+(?:i|me)\b)",
     re.IGNORECASE)

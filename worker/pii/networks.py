@@ -10,27 +10,12 @@ from __future__ import annotations
 import ipaddress
 import re
 
-from ibex_worker.pii.context import Cues, words_before
+from ibex_worker.pii import version_quads
+from ibex_worker.pii.context import words_before
+from ibex_worker.pii.network_words import (ADDRESS_WORDS, DOTTED, IP_CUES, NETWORK_WORDS, NOT_AN_IP,
+                                           UPGRADES)
 from ibex_worker.pii.numbers import LIKELY, Hit
 
-NOT_AN_IP = Cues.of(["version", "ver", "v", "build", "release", "firmware", "rev", "revision", "oid", "section",
-                     "sec", "§", "clause", "chapter", "paragraph", "step", "rule", "table", "figure", "fig", "item",
-                     "kernel", "patch", "bios", "driver", "sdk", "api", "appendix", "annex", "article", "art", "fw"])
-IP_CUES = Cues.of(["ip", "ips", "ipv4", "address", "addr", "host", "hostname", "server", "gateway", "gw", "dns",
-                   "router", "ping", "from", "to", "src", "dst", "source", "destination", "client", "peer",
-                   "subnet", "connect", "connected", "connection", "login", "logged", "blocked", "allow", "deny",
-                   "proxy", "vpn", "remote", "origin", "forwarded", "x-forwarded-for", "@", "nameserver",
-                   "resolver", "upstream", "inet"])
-# Words of networks that, anywhere in a clause, keep a version change from explaining a quad.
-_NETWORK_WORDS = Cues.of(["resolver", "nameserver", "firewall", "allowlist", "whitelist", "blocklist", "blacklist",
-                          "dhcp", "lease", "static", "route", "nat", "endpoint", "ssh", "rdp", "port", "ports",
-                          "lan", "wan", "wifi", "wi-fi", "network", "interface", "assigned", "device", "machine",
-                          "laptop", "phone", "user", "customer", "visitor", "attacker", "block", "ban", "banned"])
-# Words of a version change ("upgraded the firmware from 9.3.10.1 to 9.3.12.4"): before a
-# dotted quad, with no word of networks in the clause, they make every quad of it a version.
-_UPGRADES = Cues.of(["version", "versions", "firmware", "release", "releases", "build", "upgrade", "upgraded",
-                     "upgrading", "update", "updated", "updates", "updater", "downgrade", "downgraded", "patched",
-                     "bumped", "pinned", "rolled back", "kernel", "bios"])
 _DIRECTIONS = frozenset({"from", "to"})
 
 _PREFIX_LENGTH = re.compile(r"/(\d{1,3})(?!\d)")
@@ -47,11 +32,11 @@ def ip_in_context(text: str, start: int, end: int) -> bool:
     return not (NOT_AN_IP.found_in(named) or _inside_dotted_run(text, start, end) or _HARDWARE_ID.fullmatch(value)
                 or value.startswith("0.")
                 or _network(text, start, end) or _NETMASK.fullmatch(value) is not None
-                or _version_like(value) and not IP_CUES.found_in(before)
+                or _version_like(value) and not IP_CUES.found_in(before) and text[start - 1:start] != "@"
                 or _version_change(text, start) or _product_version(text, start, end, before)
-                or _version_pair(text, start, end)
-                or _version_sibling(text, start, end) and not _ADDRESS_WORDS.found_in(before)
-                and not _NETWORK_WORDS.found_in(words_before(text, start, 12, reach=120)))
+                or version_quads.read_as_version(text, start, end)
+                or _version_sibling(text, start, end) and not ADDRESS_WORDS.found_in(before)
+                and not NETWORK_WORDS.found_in(words_before(text, start, 12, reach=120)))
 
 
 # "04:2F:8A:11:9C:3D:77:E0": a MAC or EUI-64 written in two-digit groups reads as IPv6, but
@@ -64,8 +49,8 @@ def _version_change(text: str, start: int) -> bool:
     speaks of a version change and of no host (its only network words are "from" and "to")."""
     clause = words_before(text, start, 24, reach=200)
     others = [word for word in clause if word not in _DIRECTIONS]
-    return (bool(clause) and clause[-1] in _DIRECTIONS and _UPGRADES.found_in(clause)
-            and not IP_CUES.found_in(others) and not _NETWORK_WORDS.found_in(others))
+    return (bool(clause) and clause[-1] in _DIRECTIONS and UPGRADES.found_in(clause)
+            and not IP_CUES.found_in(others) and not NETWORK_WORDS.found_in(others))
 
 
 # A product's name right before the quad: a word the view capitalises (no common word), no digits.
@@ -101,9 +86,6 @@ def _network(text: str, start: int, end: int) -> bool:
     return bits < 24 or bits == 24 and _PREFIX_LENGTH.sub("", value).strip().endswith(".0")
 
 
-# Words that name a quad an address outright ("the ip is 10.20.4.77, the version is 10.20.4").
-_ADDRESS_WORDS = Cues.of(["ip", "ips", "ipv4", "address", "addr", "host", "hostname"])
-_DOTTED = re.compile(r"(?<![\w.])\d+(?:\.\d+)+(?![\w]|\.\d)")
 
 
 def _version_sibling(text: str, start: int, end: int) -> bool:
@@ -115,49 +97,13 @@ def _version_sibling(text: str, start: int, end: int) -> bool:
     parts = text[start:end].split(".")
     if len(parts) != 4 or not all(part.isdigit() for part in parts):
         return False
-    for match in _DOTTED.finditer(text):
+    for match in DOTTED.finditer(text):
         if match.start() < end and start < match.end():
             continue
         other = match.group(0).split(".")
         if other[:2] == parts[:2] and (len(other) != 4 or any(int(part) > 255 for part in other)):
             return True
     return False
-
-
-def _version_pair(text: str, start: int, end: int) -> bool:
-    """``updater: current=8.4.255.10 target=8.4.255.12``, ``firmware 6.2.10.16, two releases
-    behind 6.2.12.0``: quads sharing their first two parts are versions of one thing when
-    one of them is named a version, or an upgrade's word comes right before the first, none
-    is a private address and the text has no word of networks; never when a word of hosts or
-    networks or "at" stands right before any of them, or a word of networks right after ("the
-    router at 192.168.1.1 ... the NAS at 192.168.1.20", "build 10.4.22.101 ... on the box at
-    10.4.22.10, port 9090" stay hosts)."""
-    parts = text[start:end].split(".")
-    if len(parts) != 4:
-        return False
-    pair = [m for m in _DOTTED.finditer(text) if m.group(0).split(".")[:2] == parts[:2]]
-    if len(pair) < 2:
-        return False
-    named = [words_before(text, m.start(), 5) for m in pair]
-    if any(IP_CUES.found_in(words) or _NETWORK_WORDS.found_in(words) or _ADDRESS_WORDS.found_in(words)
-           or words[-1:] == ["at"] for words in named) \
-            or any(_NETWORK_WORDS.found_in(_words(text[m.end():m.end() + 24])[:3]) for m in pair):
-        return False
-    if any(NOT_AN_IP.found_in(words[-1:]) for words in named):
-        return True
-    return (_UPGRADES.found_in(named[0][-3:]) and not _NETWORK_WORDS.found_in(_words(text))
-            and not any(_private(m.group(0)) for m in pair))
-
-
-def _words(text: str) -> list[str]:
-    return [word.lower() for word in re.findall(r"[^\W\d_]+", text)]
-
-
-def _private(value: str) -> bool:
-    try:
-        return ipaddress.ip_address(value).is_private
-    except ValueError:
-        return False
 
 
 # Address blocks reserved for documentation (RFC 5737, RFC 3849): a range in one is an example.

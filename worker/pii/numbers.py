@@ -185,7 +185,8 @@ def _phone_alone(text: str, start: int, value: str) -> bool:
     if service_number(text, start, value):
         return True  # "ring the Samaritans on 116 123": a short line a call word announces
     if len(re.sub(r"[\W_]", "", value)) < 7 or _DATE.fullmatch(value) or _NOT_A_PHONE.fullmatch(value) \
-            or _VERSION_PART.search(value) and not value.startswith("+") or _card_shaped(value):
+            or _VERSION_PART.search(value) and not value.startswith("+") or _card_shaped(value) \
+            or "." in value and phone_vetoes.VERSIONED.found_in(words_before(text, start, 2)):
         return False  # a short code or extension alone ("1647") reaches no one person; 1-800-FLOWERS does
     if value.startswith(("+0", "000")) or _CALENDAR_DATE.search(value):
         return False  # no country code is 0 ("+0000 2024" is a UTC offset, "000.482.193" a serial); a date inside
@@ -222,7 +223,8 @@ def _phone_alone(text: str, start: int, value: str) -> bool:
     if _URL_PATH.search(text[max(0, start - 120):start]):
         return False  # "dhl.de/t/4417829310": a path segment of a web address ("wa.me/..." is found on its own)
     before = words_before(text, start, 6)
-    if phone_vetoes.vat_number(text, start, value) or phone_vetoes.zip_plus_four(text, value):
+    if phone_vetoes.vat_number(text, start, value) or phone_vetoes.zip_plus_four(text, value) \
+            or phone_vetoes.named_kind(text, start, value):
         return False  # "VAT Reg. GB 123 4567 89", "BE 0417.497.106", a ZIP+4 code in a text about postal codes
     if any(before[-len(phrase):] == list(phrase) for phrase in RECORDS.phrases if set(phrase) & PHONE_CUES.words):
         return False  # "call ID 7781-2241-09": the phone word is part of the record's name

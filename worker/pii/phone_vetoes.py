@@ -9,7 +9,7 @@ import re
 from collections.abc import Collection
 
 from ibex_worker.pii.business import RECORDS
-from ibex_worker.pii.context import words_before
+from ibex_worker.pii.context import Cues, words_before
 
 # The country prefixes of EU and UK VAT numbers, and the words that name such a number.
 _VAT_COUNTRIES = frozenset("at be bg cy cz de dk ee el es fi fr gb hr hu ie it lt lu lv mt nl pl pt ro se si sk "
@@ -25,6 +25,9 @@ _NUMBERED_THINGS = frozenset({"hold", "meter", "locker", "pallet", "cheque", "ch
                               "manifest", "chassis", "engine", "bay",
                               "platform", "gate", "unit", "warranty", "appliance", "product", "catalogue",
                               "catalog", "stock", "article", "artikel", "reading"})
+# Words that name a dotted number a version ("firmware 3.14.159.26", "Reader 24.001.20643").
+VERSIONED = Cues.of(["version", "ver", "firmware", "fw", "build", "release", "bios", "driver", "reader", "idrac",
+                     "patch", "update"])
 # "my #", "her no.": after a possessive, only these say a phone's number follows ("my ID", "our ref" do not).
 POSSESSIVES = frozenset({"my", "your", "his", "her", "our", "their"})
 PHONE_NUMBER_WORDS = frozenset({"#", "no", "nr", "num", "number"})
@@ -104,3 +107,37 @@ _SCORES = re.compile(r"\d-\d(?:[ ,;()]+\d-\d)+\)?")
 # Three hyphenated groups ending in two digits (4-4-2, 3-4-2): a part's or a product's number;
 # no numbering plan ends a number so.
 _PART_NUMBER = re.compile(r"\d{3,4}-\d{3,4}-\d{2}")
+
+
+# "numéro de commande", "número de póliza", "numero d'ordine", "número do pedido", "numer
+# przesyłki", "Contrat n°": a number word and the kind of thing numbered, then only a copula,
+# an article or a colon before the value.
+_NUMBER_OF = re.compile(r"(?:num[ée]ro|n[úu]mero|numer)\s+(?:(?:de|di|do|da|del|della|du|des)\s+|d['’]\s*)?"
+                        r"(?!(?:est|es|é|è|ist|is|jest|to|era|était|was|le|la|el|o|il)\b)"
+                        r"(?P<kind>[^\W\d_]+)\s*(?:[:=]|\b(?:est|es|é|è|ist|is|jest|to)\b)?\s*(?:le|la|el|o|il)?\s*$",
+                        re.IGNORECASE)
+# "0033 1442 8871 est son numéro de contrat": the clause after the value says what it is.
+_IS_NUMBER_OF = re.compile(r"\s*(?:est|es|é|è|jest|to)\s+(?:\w+\s+)?(?:num[ée]ro|n[úu]mero|numer)\s+"
+                           r"(?:(?:de|di|do|da|del|du)\s+|d['’]\s*)(?P<kind>[^\W\d_]+)", re.IGNORECASE)
+# Japanese and Chinese: the kind glued before 番号 ("number") or ID ("会員番号", "会議ID").
+_CJK_NUMBER_OF = re.compile(r"(?P<kind>[\u3040-\u30ff\u4e00-\u9fff]{1,8})(?:番号|ＩＤ|ID)\s*(?:は|：|:|为|是)?\s*$")
+# Kinds of records in Japanese and Chinese (member, tracking, order, reception, slip, booking,
+# management, meeting, customer, contract, policy, serial).
+_CJK_RECORD_KINDS = re.compile(r"会員|追跡|注文|受付|伝票|予約|管理|整理|問い合わせ|会議|お客様|顧客|契約|保険|証券|製造|"
+                               r"シリアル|订单|运单|会员|客户|合同|保单|会议")
+
+
+# A customer's or subscriber's number: a record word only after a number word ("Cliente:" alone
+# is a speaker in a call's transcript).
+_CUSTOMERS = frozenset({"cliente", "client", "clienti", "abonné", "abonne", "abonado", "assinante", "socio", "sócio"})
+
+
+def named_kind(text: str, start: int, value: str) -> bool:
+    """A number word says what kind of record the number is: "Votre numéro de commande est le
+    01 45 22 87 19", "会員番号 4401-2287-6650", "0033 1442 8871 est son numéro de contrat". Only
+    a record's kind counts ("numero di casa", "número de mi tía", "新しい番号" stay phones)."""
+    window = text[max(0, start - 60):start]
+    latin = [m.group("kind").lower() for m in (_NUMBER_OF.search(window), _IS_NUMBER_OF.match(text, start + len(value)))
+             if m]
+    cjk = _CJK_NUMBER_OF.search(window)
+    return any(RECORDS.found_in([kind]) or kind in _CUSTOMERS for kind in latin) or bool(cjk and _CJK_RECORD_KINDS.search(cjk.group("kind")))

@@ -148,8 +148,9 @@ _SPEAKER = re.compile(
     r"coordinates|organises|organizes|(?:is|was|will\s+be)\s+(?:handling|taking|flying|picking|joining|"
     r"leaving|driving|bringing|helping|covering|presenting|the\s+one\s+who|"
     r"(?:out|off)\s+(?:until|sick|today|tomorrow|this\s+week|next\s+week)|"
-    r"(?:on|back\s+from)\s+(?:leave|holiday|vacation|sick\s+leave|parental\s+leave|maternity\s+leave))|had\s+(?:a|the|her|his)\s+baby|from\s+(?:accounting|finance|"
-    r"hr|it|legal|sales|marketing|support|procurement|payroll|ops|engineering|the\s+[\w\-']+\s+team))\b"
+    r"(?:on|back\s+from)\s+(?:leave|holiday|vacation|sick\s+leave|parental\s+leave|maternity\s+leave))|"
+    r"had\s+(?:a|the|her|his)\s+baby|from\s+(?:accounting|finance|hr|it|legal|sales|marketing|support|"
+    r"procurement|payroll|ops|engineering|the\s+[\w\-']+\s+team))\b"
     r"|\s+and\s+(?:i|me)\b)",
     re.IGNORECASE)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import uuid
 from typing import Any
 
@@ -238,11 +239,11 @@ def test_a_note_is_stored_and_answered_with_its_personal_data_as_placeholders(ap
     assert response.status_code == 200, response.text
     assert response.json()["decision_reason"] == "Checked with [PERSON] on [PHONE_NUMBER]; the card [CREDIT_CARD?] " \
                                                  "is not hers."
+    # The API's log is the whole session's: its timestamps' microseconds may spell any six digits.
     haystacks = {"response": response.text, "relationships": relationships, "list": shown,
-                 "api log": api.log_text(),
+                 "api log": re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+", "", api.log_text()),
                  **{table: "\n".join(tenant_rows(engine, table, org)) for table in TENANT_TABLES}}
-    # Digit runs long enough that a log line's timestamp (microseconds) or timing cannot hold them by chance.
-    pieces = (name, "Wanjiru", "Kamau", phone, "7700 938217", "7700938217", card, "58127734")
+    pieces = (name, "Wanjiru", "Kamau", phone, "938217", card, "58127734")
     assert [(where, piece) for where, text in haystacks.items() for piece in pieces if piece in text] == []
 
 

@@ -66,10 +66,11 @@ def test_the_demo_ends_as_expected_and_metrics_show_what_it_did(infra, engine, t
         sum(r.outcome == "exact_duplicate" for r in rows)
     assert _metric(metrics, "ibex_memory_dedup_total", result="near_duplicate") == sum(r.near > 0 for r in created)
     assert _metric(metrics, "ibex_memory_dedup_total", result="novel") == sum(r.near == 0 for r in created)
-    # Supersessions decided at write time, plus the one the escalation worker decided.
+    # Supersessions decided at write time, plus those the escalation worker decided.
     assert _metric(metrics, "ibex_memory_conflicts_total", outcome="supersedes") == \
-        sum(r.supersedes for r in rows) + 1
-    assert _metric(metrics, "ibex_memory_conflicts_total", outcome="contradicts") == 1
+        sum(r.supersedes for r in rows) + sum(r.expect_link == "supersedes:outgoing" for r in rows if r.escalations)
+    assert _metric(metrics, "ibex_memory_conflicts_total", outcome="contradicts") == \
+        sum(r.expect_link == "contradicts:outgoing" for r in rows)
     assert _metric(metrics, "ibex_memory_conflicts_total", outcome="escalated") == \
         sum(len(r.escalations) for r in rows)
     assert _metric(metrics, "ibex_memory_conflict_llm_calls_total") == 0  # rules classifier: no model

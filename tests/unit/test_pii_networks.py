@@ -55,7 +55,10 @@ from ibex_worker.pii import networks
     ("ok 10.14.2.9 is on 19.3.0.0, 10.14.2.10 is still 12.2.0.1", "19.3.0.0", False),  # a device runs it
     ("ok 10.14.2.9 is on 19.3.0.0, 10.14.2.10 is still 12.2.0.1", "12.2.0.1", False),
     ("sweep: 10.30.1.11=6.2.12.0 10.30.1.12=6.2.14.3", "6.2.14.3", False),
-    ("driver mlx5_core 5.15.2.0, addr 10.60.1.23", "5.15.2.0", False),             # a product's part before it
+    ("Maria is on 81.2.69.160 today.", "81.2.69.160", True),                          # a person "is on" a host
+    ("Conversion from 81.2.69.160 at 14:02.", "81.2.69.160", True),                 # "version" inside a word
+    ("Bob updated 81.2.69.160 and 81.2.69.161 today.", "81.2.69.161", True),         # no update's key before each
+    ("Jane's home is 81.2.69.160, per Article 81.2.", "81.2.69.160", True),         # two parts prove nothing
     ("### 8.4.255.12 (2024-05-14)", "8.4.255.12", False),                          # a changelog's heading
     ("Edge router 198.51.100.1 upgraded 9.16.4.48 -> 9.18.4.22.", "9.18.4.22", False),  # replaced
     ("Edge router 198.51.100.1 upgraded 9.16.4.48 -> 9.18.4.22.", "198.51.100.1", True),

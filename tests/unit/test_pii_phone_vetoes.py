@@ -224,6 +224,12 @@ def test_a_carrier_named_near_a_phone_word_leaves_the_phone_number(text, value):
     ("電話番号：03-1234-5678", "03-1234-5678", True),
     ("新しい番号は090-4821-7733です。", "090-4821-7733", True),
     ("Set-top box firmware 3.14.159.26 shipped to the pilot households.", "3.14.159.26", False),
+    ("Le numéro du client est le 06 12 34 56 78.", "06 12 34 56 78", True),          # the client's own number
+    ("Llamar al número del cliente 612 345 678 mañana.", "612 345 678", True),
+    ("お客様の携帯番号は 090-1234-5678 です", "090-1234-5678", True),                   # the customer's mobile
+    ("Call the driver at 415.555.0132 when you land.", "415.555.0132", True),
+    ("Zoom with Jane, 415 555 0132", "415 555 0132", True),                          # "Zoom" not right before it
+    ("Stand-up (Zoom 891 2345 6780, passcode 442211)", "891 2345 6780", False),
 ])
 def test_a_number_word_naming_a_record_kind_makes_no_phone_number_and_a_phone_kind_does(text, value, phone):
     assert _phone(text, value) is phone

@@ -246,6 +246,7 @@ def test_wallets_ids_by_check_digit_and_numbers_read_out(redactor, text, expecte
     ("Paid by card 5390 0754 7034 7781, SEPA ref RF18 5390 0754 7034.",
      "Paid by card [CREDIT_CARD], SEPA ref RF18 5390 0754 7034."),
     ("his SSN, lot 402-19-7734", "his SSN, lot [US_SSN]"),
+    ("Member 536-22-1408 called about her benefits.", "Member [US_SSN?] called about her benefits."),
 ])
 def test_phone_labels_more_networks_and_narrow_ranges_are_personal(redactor, text, expected):
     assert _one(redactor, text).content == expected

@@ -57,9 +57,9 @@ _REGISTERS = [
     "charity", "registration", "cep", "cvr", "gst", "hst", "nipc", "nif da empresa",
 ]
 
-# Video meetings: the number after one is the meeting's id ("Zoom 891 2345 6780"); its dial-in
-# number is written with a phone word or a "+".
-_MEETINGS = ["zoom", "webex", "meeting id", "meeting-id", "meeting number", "conference id", "passcode"]
+# Video meetings' ids ("meeting ID 891 2345 6780"); a dial-in number is written with a phone
+# word or a "+". "Zoom" alone is decided right before the number (``phone_vetoes.named_kind``).
+_MEETINGS = ["meeting id", "meeting-id", "meeting number", "conference id", "passcode"]
 
 # A record's own name glued to "number" ("Buchungsnr.", "klantnummer", "Org.nr"), unless
 # the record is a phone ("Telefonnummer", "Handynr.", "Festnetznummer") or names a person's
@@ -103,3 +103,9 @@ BUSINESS = Cues.of(_WORDS)
 # record's compound name. Only phone numbers are decided by these (a card or a national id
 # after "PIN" or "Kartennummer" is still one).
 RECORDS = _RecordCues.of(_WORDS + _REGISTERS + _MEETINGS)
+
+# Words of products and stock, under which no one files a person's SSN (member, account,
+# claim, case and record numbers are where SSNs are filed, so they are not here).
+PRODUCT_RECORDS = frozenset({"lot", "batch", "sku", "part", "model", "serial", "sn", "item", "pn", "p/n", "upc",
+                             "ean", "gtin", "dpci", "asin", "catalog", "catalogue", "style"})
+SSN_WORDS = Cues.of(["ssn", "ss#", "social", "security", "itin", "taxpayer", "tin"])

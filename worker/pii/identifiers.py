@@ -180,13 +180,15 @@ def creditor_references(text: str) -> list[tuple[int, int]]:
     """Spans of valid ISO 11649 creditor references ("SEPA ref RF18 5390 0754 7034"): a
     payment's reference, whose digits are no card or phone number. Each match is cut back a
     group at a time until its check digits hold, since a word of four letters after it looks
-    like one more group."""
+    like one more group; a reference with digits right after it is left out (where it ends is
+    unclear, and the digits may be somebody's number)."""
     spans = []
     for match in _CREDITOR_REFERENCE.finditer(text):
         groups = re.findall(r" ?[A-Za-z\d]+", match.group(0)[4:])
         for n in range(len(groups), 0, -1):
             value = match.group(0)[:4] + "".join(groups[:n])
             if creditor_reference_valid(value.replace(" ", "")):
-                spans.append((match.start(), match.start() + len(value)))
+                if not re.match(r"\s?\d", text[match.start() + len(value):]):  # digits after it: unclear where it ends
+                    spans.append((match.start(), match.start() + len(value)))
                 break
     return spans

@@ -11,7 +11,7 @@ from ibex_worker.pii.context import Cues
 NOT_AN_IP = Cues.of(["version", "ver", "v", "build", "release", "firmware", "rev", "revision", "oid", "section",
                      "sec", "§", "clause", "chapter", "paragraph", "step", "rule", "table", "figure", "fig", "item",
                      "kernel", "patch", "bios", "driver", "sdk", "api", "appendix", "annex", "article", "art", "fw",
-                     "requirement", "control"])
+                     "requirement"])
 IP_CUES = Cues.of(["ip", "ips", "ipv4", "address", "addr", "host", "hosts", "hostname", "server", "servers",
                    "gateway", "gateways", "gw", "dns", "router", "ping", "from", "to", "src", "dst", "source",
                    "destination", "client", "peer", "subnet", "connect", "connected", "connection", "login",
@@ -24,17 +24,12 @@ NETWORK_WORDS = Cues.of(["resolver", "nameserver", "firewall", "allowlist", "whi
                          "lan", "wan", "wifi", "wi-fi", "network", "interface", "assigned", "device", "machine",
                          "laptop", "phone", "user", "customer", "visitor", "attacker", "block", "ban", "banned",
                          "moved", "migrated", "pointed"])
-# Words of a version change ("upgraded the firmware from 9.3.10.1 to 9.3.12.4", "current
-# 8.4.255.10, target 8.4.255.12"): before a dotted quad, with no word of networks in the
-# clause, they make the quads of it versions.
+# Words of a version change ("upgraded the firmware from 9.3.10.1 to 9.3.12.4"): before a
+# dotted quad, with no word of networks in the clause, they make the quads of it versions.
 UPGRADES = Cues.of(["version", "versions", "firmware", "release", "releases", "build", "upgrade", "upgraded",
                     "upgrading", "update", "updated", "updates", "updater", "downgrade", "downgraded", "patched",
-                    "bumped", "pinned", "rolled back", "kernel", "bios", "current", "target", "installed"])
+                    "bumped", "pinned", "rolled back", "kernel", "bios"])
 # Words that name a quad an address outright ("the ip is 10.20.4.77, the version is 10.20.4").
 ADDRESS_WORDS = Cues.of(["ip", "ips", "ipv4", "address", "addr", "host", "hostname"])
-# Products and parts named right before their version ("driver mlx5_core 5.15.2.0",
-# "Bluetooth stack 22.110.2.1", "package 12.1.0.24").
-COMPONENTS = Cues.of(["driver", "stack", "component", "package", "pkg", "module", "plugin", "bundle", "library",
-                      "controller", "database", "instance", "reader", "app", "asa", "ios", "nx-os"])
 # A dotted number of two or more parts; a wildcard part ("10.1.2.x") makes it a range, no version.
 DOTTED = re.compile(r"(?<![\w.])\d+(?:\.\d+)+(?![\w]|\.[\w*])")

@@ -90,7 +90,8 @@ def _network(text: str, start: int, end: int) -> bool:
 
 def _version_sibling(text: str, start: int, end: int) -> bool:
     """``client 8.4.255.10 < required 8.4.256.0``, ``10.4.22.1 ... 10.4.22 build 1``: another
-    dotted number of the text that no IPv4 address can be (three parts, or a part over 255)
+    dotted number of the text that no IPv4 address can be (three parts, or a part over 255;
+    two parts are a decimal or an article's number as often: "per Article 81.2")
     shares the quad's first two parts: both are versions of one thing, unless the quad is
     named an address or a device's. A sibling that is a valid quad proves nothing: "firmware
     10.4.22.1 ... the device at 10.4.22.101"."""
@@ -101,7 +102,7 @@ def _version_sibling(text: str, start: int, end: int) -> bool:
         if match.start() < end and start < match.end():
             continue
         other = match.group(0).split(".")
-        if other[:2] == parts[:2] and (len(other) != 4 or any(int(part) > 255 for part in other)):
+        if other[:2] == parts[:2] and len(other) > 2 and (len(other) != 4 or any(int(p) > 255 for p in other)):
             return True
     return False
 

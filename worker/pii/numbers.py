@@ -15,8 +15,8 @@ import re
 from dataclasses import dataclass
 
 from ibex_worker.pii import phone_vetoes, spoken
-from ibex_worker.pii.business import RECORDS
-from ibex_worker.pii.context import Cues, words_before
+from ibex_worker.pii.business import PRODUCT_RECORDS, RECORDS, SSN_WORDS
+from ibex_worker.pii.context import words_before
 from ibex_worker.pii.phone_words import PHONE_CUES, SHORT_NUMBER, WEAK_PHONE_CUES, service_number
 
 CERTAIN = 0.95
@@ -186,7 +186,7 @@ def _phone_alone(text: str, start: int, value: str) -> bool:
         return True  # "ring the Samaritans on 116 123": a short line a call word announces
     if len(re.sub(r"[\W_]", "", value)) < 7 or _DATE.fullmatch(value) or _NOT_A_PHONE.fullmatch(value) \
             or _VERSION_PART.search(value) and not value.startswith("+") or _card_shaped(value) \
-            or "." in value and phone_vetoes.VERSIONED.found_in(words_before(text, start, 2)):
+            or value.count(".") >= 2 and phone_vetoes.VERSIONED.found_in(words_before(text, start, 1)):
         return False  # a short code or extension alone ("1647") reaches no one person; 1-800-FLOWERS does
     if value.startswith(("+0", "000")) or _CALENDAR_DATE.search(value):
         return False  # no country code is 0 ("+0000 2024" is a UTC offset, "000.482.193" a serial); a date inside
@@ -252,10 +252,8 @@ def named_by_record(text: str, start: int) -> bool:
     stands right before it with no identifier's name near ("Lot 402-19-7734", "batch 123-45-6789")."""
     before = words_before(text, start, 4)
     return phone_vetoes.clause_head(text, start, _PHONE_HEADS) is False or bool(before) \
-        and before[-1] not in _NUMBER_WORDS and RECORDS.found_in(before[-1:]) and not _SSN_WORDS.found_in(before)
+        and before[-1] in PRODUCT_RECORDS and not SSN_WORDS.found_in(before)
 
-
-_SSN_WORDS = Cues.of(["ssn", "ss#", "social", "security", "itin", "taxpayer", "tin"])
 
 
 # A unit of measure or a counted thing right after the number.

@@ -26,8 +26,7 @@ _NUMBERED_THINGS = frozenset({"hold", "meter", "locker", "pallet", "cheque", "ch
                               "platform", "gate", "unit", "warranty", "appliance", "product", "catalogue",
                               "catalog", "stock", "article", "artikel", "reading"})
 # Words that name a dotted number a version ("firmware 3.14.159.26", "Reader 24.001.20643").
-VERSIONED = Cues.of(["version", "ver", "firmware", "fw", "build", "release", "bios", "driver", "reader", "idrac",
-                     "patch", "update"])
+VERSIONED = Cues.of(["version", "ver", "firmware", "fw", "build", "release", "bios"])
 # "my #", "her no.": after a possessive, only these say a phone's number follows ("my ID", "our ref" do not).
 POSSESSIVES = frozenset({"my", "your", "his", "her", "our", "their"})
 PHONE_NUMBER_WORDS = frozenset({"#", "no", "nr", "num", "number"})
@@ -112,13 +111,13 @@ _PART_NUMBER = re.compile(r"\d{3,4}-\d{3,4}-\d{2}")
 # "numéro de commande", "número de póliza", "numero d'ordine", "número do pedido", "numer
 # przesyłki", "Contrat n°": a number word and the kind of thing numbered, then only a copula,
 # an article or a colon before the value.
-_NUMBER_OF = re.compile(r"(?:num[ée]ro|n[úu]mero|numer)\s+(?:(?:de|di|do|da|del|della|du|des)\s+|d['’]\s*)?"
+_NUMBER_OF = re.compile(r"(?:num[ée]ro|n[úu]mero|numer)\s+(?:(?P<of>de|di|do|da|del|della|du|des)\s+|(?P<elided>d['’])\s*)?"
                         r"(?!(?:est|es|é|è|ist|is|jest|to|era|était|was|le|la|el|o|il)\b)"
                         r"(?P<kind>[^\W\d_]+)\s*(?:[:=]|\b(?:est|es|é|è|ist|is|jest|to)\b)?\s*(?:le|la|el|o|il)?\s*$",
                         re.IGNORECASE)
 # "0033 1442 8871 est son numéro de contrat": the clause after the value says what it is.
 _IS_NUMBER_OF = re.compile(r"\s*(?:est|es|é|è|jest|to)\s+(?:\w+\s+)?(?:num[ée]ro|n[úu]mero|numer)\s+"
-                           r"(?:(?:de|di|do|da|del|du)\s+|d['’]\s*)(?P<kind>[^\W\d_]+)", re.IGNORECASE)
+                           r"(?:(?P<of>de|di|do|da|del|du)\s+|(?P<elided>d['’])\s*)(?P<kind>[^\W\d_]+)", re.IGNORECASE)
 # Japanese and Chinese: the kind glued before 番号 ("number") or ID ("会員番号", "会議ID").
 _CJK_NUMBER_OF = re.compile(r"(?P<kind>[\u3040-\u30ff\u4e00-\u9fff]{1,8})(?:番号|ＩＤ|ID)\s*(?:は|：|:|为|是)?\s*$")
 # Kinds of records in Japanese and Chinese (member, tracking, order, reception, slip, booking,
@@ -127,6 +126,11 @@ _CJK_RECORD_KINDS = re.compile(r"会員|追跡|注文|受付|伝票|予約|管�
                                r"シリアル|订单|运单|会员|客户|合同|保单|会议")
 
 
+# A video meeting's word right before the number: its id ("Zoom 891 2345 6780", "Webex meeting
+# 2634 118 9920"); a dial-in number is written with a phone word or a "+".
+_MEETING_BEFORE = re.compile(r"(?:zoom|webex|teams)(?:\s+meeting)?(?:\s+id)?\s*[:#]?\s*$", re.IGNORECASE)
+# Phone words inside a Japanese or Chinese kind ("お客様の携帯番号": the customer's mobile).
+_CJK_PHONE_KINDS = re.compile(r"電話|携帯|連絡|ファックス|FAX|ＦＡＸ|电话|手机|联系")
 # A customer's or subscriber's number: a record word only after a number word ("Cliente:" alone
 # is a speaker in a call's transcript).
 _CUSTOMERS = frozenset({"cliente", "client", "clienti", "abonné", "abonne", "abonado", "assinante", "socio", "sócio"})
@@ -137,7 +141,17 @@ def named_kind(text: str, start: int, value: str) -> bool:
     01 45 22 87 19", "会員番号 4401-2287-6650", "0033 1442 8871 est son numéro de contrat". Only
     a record's kind counts ("numero di casa", "número de mi tía", "新しい番号" stay phones)."""
     window = text[max(0, start - 60):start]
-    latin = [m.group("kind").lower() for m in (_NUMBER_OF.search(window), _IS_NUMBER_OF.match(text, start + len(value)))
-             if m]
+    if _MEETING_BEFORE.search(window):
+        return True
+    latin = [m for m in (_NUMBER_OF.search(window), _IS_NUMBER_OF.match(text, start + len(value))) if m]
     cjk = _CJK_NUMBER_OF.search(window)
-    return any(RECORDS.found_in([kind]) or kind in _CUSTOMERS for kind in latin) or bool(cjk and _CJK_RECORD_KINDS.search(cjk.group("kind")))
+    return any(_record_kind(m) for m in latin) or bool(
+        cjk and _CJK_RECORD_KINDS.search(cjk.group("kind")) and not _CJK_PHONE_KINDS.search(cjk.group("kind")))
+
+
+def _record_kind(match: re.Match[str]) -> bool:
+    """A record's word; a customer's only without an article ("numéro client", "número de
+    cliente" are records, "numéro du client", "numero del cliente" the client's own number)."""
+    kind = match.group("kind").lower()
+    bare = match.group("of") in (None, "de", "di") or match.group("elided") is not None
+    return RECORDS.found_in([kind]) or kind in _CUSTOMERS and bare

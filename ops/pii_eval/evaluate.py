@@ -216,7 +216,7 @@ Recognizers were tuned on `dev` only; the name model was trained on `dev` before
 files were written, so their names are not training data. No example of `heldout` or `blind`
 was read.
 
-Their aggregate tables were looked at thirty-seven times: `heldout`'s once mid-way, after which
+Their aggregate tables were looked at thirty-eight times: `heldout`'s once mid-way, after which
 `blind` was written; both when the first version of this page was written; both after each
 of seven rounds of `dev` changes to the rule finders (new `dev` files, number and business-word
 rules, names grown over the rest of a name and after titles, narrowings that unit tests and a
@@ -307,23 +307,24 @@ no phone number, an uncertain SSN-shaped number right after a record's word ("Lo
 named a version or an upgrade's word comes right before them, with no host's or network's
 word around either (`dev` false placeholders on ids 39 -> 33, no new leak); `heldout` and
 `blind` scored the same as at the thirty-fourth. The thirty-sixth (the same breakdown by type)
-followed rules drawn from the two probes (scored first, below) and from `dev`'s names; a
-review then found that several of them unmasked real values in sentences written for the
-purpose ("Maria is on 81.2.69.160 today", "Call the driver at 415.555.0132", "Le numéro du
-client est le 06 12 34 56 78", "Member 536-22-1408"), and they were narrowed before the
-thirty-seventh: a number word and the record it names ("numéro de commande", "número de
-póliza", "会員番号", "… est son numéro de contrat"; a customer's only without an article) and
-record words of several languages (contracts, policies, claims, meter readings, shipments)
-make no phone number, nor does "Zoom" right before a number; a dotted number right after a
-version's word is no phone number; a quad named by a version's key ("ClientVersion",
-"version_name"), after a section sign, a pair under an update's keys ("current=… target=…"),
-a public quad a host runs ("10.14.2.9 is on 19.3.0.0", "host=quad"), a changelog heading's
-entry, or joined by an arrow to another of its first part in a text about upgrades is a
+followed rules drawn from the two probes (scored first, below) and from `dev`'s names; two
+reviews then found that several of them unmasked real values in sentences written for the
+purpose ("Maria is on 81.2.69.160 today", "Flow log after the Windows update: 81.2.69.142 ->
+81.17.8.9", "Call the driver at 415.555.0132", "Le numéro du client est le 06 12 34 56 78",
+"予約者の番号は…", "Member 536-22-1408"), and they were narrowed before the thirty-seventh
+and again before the thirty-eighth: a number word and the record it names ("numéro de
+commande", "número de póliza", "会員番号", "… est son numéro de contrat"; a customer's only
+without an article) and record words of several languages (contracts, policies, claims,
+meter readings, shipments) make no phone number, nor does "Zoom" right before a number with
+no phone word or "+"; a dotted number right after a version's own word is no phone number; a
+quad named by a version's key ("ClientVersion", "version_name"), after a section sign, a pair
+under an update's keys ("current=… target=…"), a public quad a host's address written right
+before it runs ("10.14.2.9 is on 19.3.0.0", "host=quad") or a changelog heading's entry is a
 version; "@", plural host words and a wildcard sibling ("10.1.2.x") keep quads hosts, and a
 two-part sibling ("Article 81.2") no longer makes a quad a version; "is out until", "is on
 leave", "is the one who" and "from the front desk" after a given name make it a person. On
 `dev` without the probes: 4 fewer names leaked and one false placeholder fewer, no new leak;
-`heldout` and `blind` scored the same at the thirty-sixth and the thirty-seventth.
+`heldout` and `blind` scored the same at the thirty-sixth, thirty-seventh and thirty-eighth.
 
 The first score of a new `dev` file is the honest figure for text like it: the rules alone
 leaked 15.8 % of the names of `h_people_varied` and `i_agent_notes_mixed` and 13.9 % of those

@@ -60,7 +60,12 @@ from ibex_worker.pii import networks
     ("Bob updated 81.2.69.160 and 81.2.69.161 today.", "81.2.69.161", True),         # no update's key before each
     ("Jane's home is 81.2.69.160, per Article 81.2.", "81.2.69.160", True),         # two parts prove nothing
     ("### 8.4.255.12 (2024-05-14)", "8.4.255.12", False),                          # a changelog's heading
-    ("Edge router 198.51.100.1 upgraded 9.16.4.48 -> 9.18.4.22.", "9.18.4.22", False),  # replaced
+    ("Edge router 198.51.100.1 upgraded 9.16.4.48 -> 9.18.4.22.", "9.18.4.22", True),   # an arrow joins flows too
+    ("Flow log after the Windows update:\n81.2.69.142 -> 81.17.8.9", "81.17.8.9", True),
+    ("Jane runs Nextcloud 27.1 on 81.2.69.142 at home", "81.2.69.142", True),      # no host's address before "on"
+    ("Jane was seen at 14.22 on 81.2.69.142", "81.2.69.142", True),
+    ("her provider updated her details: old 81.2.69.17, new 81.2.71.204.", "81.2.71.204", True),  # no update's keys
+    ("conversion: 81.2.69.142", "81.2.69.142", True),
     ("Edge router 198.51.100.1 upgraded 9.16.4.48 -> 9.18.4.22.", "198.51.100.1", True),
     ("weird, dig @1.1.1.1 works but the internal resolver doesnt", "1.1.1.1", True),  # "@": a host
     ("resolvers: 8.8.8.8, 9.9.9.9", "9.9.9.9", True),

@@ -229,6 +229,11 @@ def test_a_carrier_named_near_a_phone_word_leaves_the_phone_number(text, value):
     ("お客様の携帯番号は 090-1234-5678 です", "090-1234-5678", True),                   # the customer's mobile
     ("Call the driver at 415.555.0132 when you land.", "415.555.0132", True),
     ("Zoom with Jane, 415 555 0132", "415 555 0132", True),                          # "Zoom" not right before it
+    ("Jane's phone for Zoom 07700 900123", "07700 900123", True),                     # a phone word before it
+    ("Call me on WhatsApp or Teams: 07700 900123", "07700 900123", True),
+    ("予約者の番号は090-1234-5678です", "090-1234-5678", True),                          # the booker's number
+    ("お客様の新しい番号は090-1234-5678", "090-1234-5678", True),                        # the customer's new number
+    ("来週の会議IDは 814 2279 3305 です", "814 2279 3305", False),                       # a meeting's id
     ("Stand-up (Zoom 891 2345 6780, passcode 442211)", "891 2345 6780", False),
 ])
 def test_a_number_word_naming_a_record_kind_makes_no_phone_number_and_a_phone_kind_does(text, value, phone):

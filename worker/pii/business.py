@@ -106,6 +106,6 @@ RECORDS = _RecordCues.of(_WORDS + _REGISTERS + _MEETINGS)
 
 # Words of products and stock, under which no one files a person's SSN (member, account,
 # claim, case and record numbers are where SSNs are filed, so they are not here).
-PRODUCT_RECORDS = frozenset({"lot", "batch", "sku", "part", "model", "serial", "sn", "item", "pn", "p/n", "upc",
-                             "ean", "gtin", "dpci", "asin", "catalog", "catalogue", "style"})
-SSN_WORDS = Cues.of(["ssn", "ss#", "social", "security", "itin", "taxpayer", "tin"])
+PRODUCT_RECORDS = frozenset({"lot", "batch", "sku", "part", "model", "serial", "item", "pn", "upc", "ean", "gtin",
+                             "dpci", "asin", "catalog", "catalogue", "style"})
+SSN_WORDS = Cues.of(["ssn", "ss", "social", "security", "itin", "taxpayer", "tin"])

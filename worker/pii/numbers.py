@@ -224,7 +224,8 @@ def _phone_alone(text: str, start: int, value: str) -> bool:
         return False  # "dhl.de/t/4417829310": a path segment of a web address ("wa.me/..." is found on its own)
     before = words_before(text, start, 6)
     if phone_vetoes.vat_number(text, start, value) or phone_vetoes.zip_plus_four(text, value) \
-            or phone_vetoes.named_kind(text, start, value):
+            or phone_vetoes.named_kind(text, start, value) \
+            or phone_vetoes.meeting_id(text, start) and not value.startswith("+") and not _phone_cue(text, start):
         return False  # "VAT Reg. GB 123 4567 89", "BE 0417.497.106", a ZIP+4 code in a text about postal codes
     if any(before[-len(phrase):] == list(phrase) for phrase in RECORDS.phrases if set(phrase) & PHONE_CUES.words):
         return False  # "call ID 7781-2241-09": the phone word is part of the record's name

@@ -119,16 +119,24 @@ _NUMBER_OF = re.compile(r"(?:num[ée]ro|n[úu]mero|numer)\s+(?:(?P<of>de|di|do|d
 _IS_NUMBER_OF = re.compile(r"\s*(?:est|es|é|è|jest|to)\s+(?:\w+\s+)?(?:num[ée]ro|n[úu]mero|numer)\s+"
                            r"(?:(?P<of>de|di|do|da|del|du)\s+|(?P<elided>d['’])\s*)(?P<kind>[^\W\d_]+)", re.IGNORECASE)
 # Japanese and Chinese: the kind glued before 番号 ("number") or ID ("会員番号", "会議ID").
-_CJK_NUMBER_OF = re.compile(r"(?P<kind>[\u3040-\u30ff\u4e00-\u9fff]{1,8})(?:番号|ＩＤ|ID)\s*(?:は|：|:|为|是)?\s*$")
+_CJK_NUMBER_OF = re.compile(r"(?P<kind>[\u3040-\u306d\u306f-\u30ff\u4e00-\u9fff]{1,4})(?:番号|ＩＤ|[Ii][Dd])\s*"
+                            r"(?:は|：|:|为|是)?\s*$")
 # Kinds of records in Japanese and Chinese (member, tracking, order, reception, slip, booking,
-# management, meeting, customer, contract, policy, serial).
-_CJK_RECORD_KINDS = re.compile(r"会員|追跡|注文|受付|伝票|予約|管理|整理|問い合わせ|会議|お客様|顧客|契約|保険|証券|製造|"
-                               r"シリアル|订单|运单|会员|客户|合同|保单|会议")
+# management, meeting, contract, policy, serial), glued to 番号 or ID: "予約者の番号" (the
+# booker's number) and "お客様の新しい番号" (the customer's new number) are people's.
+_CJK_RECORD_KINDS = re.compile(r"(?:会員|追跡|注文|受付|伝票|予約|管理|整理|問い合わせ|会議|契約|保険|証券|製造|"
+                               r"シリアル|订单|运单|会员|合同|保单|会议)$")
 
 
 # A video meeting's word right before the number: its id ("Zoom 891 2345 6780", "Webex meeting
 # 2634 118 9920"); a dial-in number is written with a phone word or a "+".
-_MEETING_BEFORE = re.compile(r"(?:zoom|webex|teams)(?:\s+meeting)?(?:\s+id)?\s*[:#]?\s*$", re.IGNORECASE)
+_MEETING_BEFORE = re.compile(r"(?<![\w])(?:zoom|webex)(?:\s+meeting)?(?:\s+id)?\s*[:#]?\s*$", re.IGNORECASE)
+
+
+def meeting_id(text: str, start: int) -> bool:
+    """"Zoom 891 2345 6780": the number right after a video meeting's name (the caller checks
+    that no phone word and no "+" make it a dial-in number)."""
+    return _MEETING_BEFORE.search(text, max(0, start - 24), start) is not None
 # Phone words inside a Japanese or Chinese kind ("お客様の携帯番号": the customer's mobile).
 _CJK_PHONE_KINDS = re.compile(r"電話|携帯|連絡|ファックス|FAX|ＦＡＸ|电话|手机|联系")
 # A customer's or subscriber's number: a record word only after a number word ("Cliente:" alone
@@ -141,8 +149,6 @@ def named_kind(text: str, start: int, value: str) -> bool:
     01 45 22 87 19", "会員番号 4401-2287-6650", "0033 1442 8871 est son numéro de contrat". Only
     a record's kind counts ("numero di casa", "número de mi tía", "新しい番号" stay phones)."""
     window = text[max(0, start - 60):start]
-    if _MEETING_BEFORE.search(window):
-        return True
     latin = [m for m in (_NUMBER_OF.search(window), _IS_NUMBER_OF.match(text, start + len(value))) if m]
     cjk = _CJK_NUMBER_OF.search(window)
     return any(_record_kind(m) for m in latin) or bool(

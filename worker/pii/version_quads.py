@@ -1,6 +1,6 @@
 """Dotted quads that the text uses as versions, not as hosts' addresses: a quad paired with
-another of the same product under an update's keys, named by a version's key, compared with
-another by an arrow in a text about upgrades, run by a host, or headed as a changelog entry.
+another of the same product under an update's keys, named by a version's key, run by a host
+written right before it, or headed as a changelog entry.
 
 Every rule gives way to a word of hosts or networks around the quad, and the rules that read
 only how a quad is used (not what names it) leave private and documentation addresses
@@ -46,9 +46,12 @@ def _host_named(text: str, start: int, end: int) -> bool:
 
 _SECTION_SIGN = re.compile(r"§\s*$")
 # Keys whose value is a version: "version", "ClientVersion", "version_name", "fw_version",
-# "AssemblyFileVersion", "oldVersion" - "version" as a whole part of the key, then only
-# quotes, brackets, "=" or ":" before the quad.
-_VERSION_KEY = re.compile(r"(?:^|(?<=[a-z_]))(?:version|Version)(?:$|_[a-z]+$)")
+# "AssemblyFileVersion", "oldVersion" - "version" as a whole part of the key (the view folds
+# camel case, so the parts before it are named: "Conversion" and "Subversion" are no keys),
+# then only quotes, brackets, "=" or ":" before the quad.
+_VERSION_KEY = re.compile(r"(?:^|_|client|server|app|file|assembly|product|old|new|min|max|target|current|"
+                          r"installed|latest|firmware|fw|os|sdk|api|agent|package|schema|binary|component)"
+                          r"version(?:_[a-z]+)?$", re.IGNORECASE)
 _KEY_BEFORE = re.compile(r"(?P<key>[A-Za-z_][A-Za-z_]*)(?P<sep>\"?\s*[=:(]\s*\"?|\"\s+value=\")\s*$")
 
 
@@ -56,11 +59,12 @@ def _named_by_key(text: str, start: int) -> bool:
     """``version_name=4.1.23.0``, ``<add key="ClientVersion" value="6.2.12.0" />``,
     ``AssemblyFileVersion("2.4.1.12")``: the key right before the quad names a version."""
     key = _KEY_BEFORE.search(text, max(0, start - 48), start)
-    return key is not None and _VERSION_KEY.search(key.group("key")) is not None
+    return key is not None and _VERSION_KEY.match(key.group("key")) is not None
 
 
-# An update's keys right before each quad of a pair ("current=8.4.255.10 target=8.4.255.12").
-_UPDATE_KEYS = frozenset({"current", "target", "installed", "latest", "previous", "from", "to", "old", "new"})
+# An update's keys written as keys right before each quad of a pair ("current=8.4.255.10
+# target=8.4.255.12"); "old 81.2.69.17, new 81.2.71.204" in prose is a person's address changing.
+_UPDATE_KEY = re.compile(r"(?<![\w])(?:current|target|installed|latest|previous)\s*[=:]\s*$", re.IGNORECASE)
 
 
 def _version_pair(text: str, start: int, end: int) -> bool:
@@ -78,30 +82,25 @@ def _version_pair(text: str, start: int, end: int) -> bool:
         return False  # "the device still failing is 10.4.22.101", "the box at 10.4.22.17, port 9090"
     if any(NOT_AN_IP.found_in(words[-1:]) for words in named):
         return True
-    return (all(words[-1:] and words[-1] in _UPDATE_KEYS for words in named) and UPGRADES.found_in(_words(text))
+    return (all(_UPDATE_KEY.search(text, max(0, s - 16), s) for s, _ in pair) and UPGRADES.found_in(_words(text))
             and not any(_private(text[s:e]) for s, e in pair))
 
 
 # "10.14.2.9 is on 19.3.0.0", "10.14.2.10 is still 12.2.0.1", "sweep: 10.30.1.11=6.2.12.0":
-# a host's address, then the version it runs.
-_RUN_BY_HOST = re.compile(r"\d\.\d{1,3}\s*(?:=|(?:is\s+)?(?:still\s+)?on|is\s+still)\s*$", re.IGNORECASE)
+# a host's whole address (or its placeholder), then the version it runs ("27.1 on 81.2.69.142"
+# is a version on a host, "14.22 on 81.2.69.142" a time).
+_RUN_BY_HOST = re.compile(r"(?<![\w.])\d{1,3}(?:\.\d{1,3}){3}\s*(?:=|(?:is\s+)?(?:still\s+)?on|is\s+still)\s*$",
+                          re.IGNORECASE)
 # A changelog's heading: "### 8.4.255.12 (2024-05-14)".
 _HEADING = re.compile(r"(?:^|\n)\s*#{1,6}\s*$")
 _DATED = re.compile(r"\s*\(\d{4}-\d{2}-\d{2}\)")
-_ARROW = re.compile(r"\s*(?:->|→|=>)\s*")
 
 
 def _version_by_use(text: str, start: int, end: int) -> bool:
-    """A public address's shape used as a version: run by a host written right before it,
-    headed as a changelog's entry with its date, or joined by an arrow to a quad of the same
-    first part in a text about upgrades."""
-    if _RUN_BY_HOST.search(text, max(0, start - 24), start) \
-            or _HEADING.search(text, max(0, start - 12), start) and _DATED.match(text, end):
-        return True
-    first = text[start:end].split(".")[0]
-    neighbours = [(s, e) for s, e, value in _quads(text) if s != start and value.split(".")[0] == first]
-    return any(_ARROW.fullmatch(text[end:s] if s > start else text[e:start]) for s, e in neighbours) \
-        and UPGRADES.found_in(_words(text))
+    """A public address's shape used as a version: run by a host whose address is written
+    right before it, or headed as a changelog's entry with its date."""
+    return bool(_RUN_BY_HOST.search(text, max(0, start - 28), start)
+                or _HEADING.search(text, max(0, start - 12), start) and _DATED.match(text, end))
 
 
 def _words(text: str) -> list[str]:

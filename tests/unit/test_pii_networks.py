@@ -51,6 +51,8 @@ from ibex_worker.pii import networks
     ("update: 10.20.0.5 and 10.20.0.9 are the new bastions", "10.20.0.9", True),    # private: hosts
     ('<add key="ClientVersion" value="6.2.12.0" />', "6.2.12.0", False),            # a version's key
     ("version_name=4.1.23.0", "4.1.23.0", False),
+    ('AssemblyFileVersion("2.4.1.12")', "2.4.1.12", False),
+    ("Subversion: 81.2.69.142", "81.2.69.142", True),
     ("Building code § 10.4.2.1 requires emergency lighting", "10.4.2.1", False),    # a section sign
     ("ok 10.14.2.9 is on 19.3.0.0, 10.14.2.10 is still 12.2.0.1", "19.3.0.0", False),  # a device runs it
     ("ok 10.14.2.9 is on 19.3.0.0, 10.14.2.10 is still 12.2.0.1", "12.2.0.1", False),

@@ -208,6 +208,7 @@ def test_phrases_of_other_languages_places_and_group_mentions_name_no_one(redact
     "Payment received: SEPA ref RF18 5390 0754 7034, amount €1.250,00.",
     "Stand-up 09:00 (Zoom 891 2345 6780, passcode 442211)",
     "Lot 402-19-7734 expires 2025-11; storage 15–25 °C.",
+    '<add key="ClientVersion" value="6.2.12.0" /><add key="AssemblyFileVersion" value="2.4.1.12" />',
 ])
 def test_amounts_dates_ids_and_quantities_are_no_address_phone_or_ssn(redactor, text):
     outcome = _one(redactor, text)

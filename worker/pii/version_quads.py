@@ -59,7 +59,7 @@ def _named_by_key(text: str, start: int) -> bool:
     """``version_name=4.1.23.0``, ``<add key="ClientVersion" value="6.2.12.0" />``,
     ``AssemblyFileVersion("2.4.1.12")``: the key right before the quad names a version."""
     key = _KEY_BEFORE.search(text, max(0, start - 48), start)
-    return key is not None and _VERSION_KEY.match(key.group("key")) is not None
+    return key is not None and _VERSION_KEY.search(key.group("key")) is not None
 
 
 # An update's keys written as keys right before each quad of a pair ("current=8.4.255.10

@@ -109,8 +109,8 @@ _PART_NUMBER = re.compile(r"\d{3,4}-\d{3,4}-\d{2}")
 
 
 # "numéro de commande", "número de póliza", "numero d'ordine", "número do pedido", "numer
-# przesyłki", "Contrat n°": a number word and the kind of thing numbered, then only a copula,
-# an article or a colon before the value.
+# przesyłki": a number word and the kind of thing numbered, then only a copula, an article or
+# a colon before the value.
 _NUMBER_OF = re.compile(r"(?:num[ée]ro|n[úu]mero|numer)\s+(?:(?P<of>de|di|do|da|del|della|du|des)\s+|(?P<elided>d['’])\s*)?"
                         r"(?!(?:est|es|é|è|ist|is|jest|to|era|était|was|le|la|el|o|il)\b)"
                         r"(?P<kind>[^\W\d_]+)\s*(?:[:=]|\b(?:est|es|é|è|ist|is|jest|to)\b)?\s*(?:le|la|el|o|il)?\s*$",
@@ -127,16 +127,6 @@ _CJK_NUMBER_OF = re.compile(r"(?P<kind>[\u3040-\u306d\u306f-\u30ff\u4e00-\u9fff]
 _CJK_RECORD_KINDS = re.compile(r"(?:会員|追跡|注文|受付|伝票|予約|管理|整理|問い合わせ|会議|契約|保険|証券|製造|"
                                r"シリアル|订单|运单|会员|合同|保单|会议)$")
 
-
-# A video meeting's word right before the number: its id ("Zoom 891 2345 6780", "Webex meeting
-# 2634 118 9920"); a dial-in number is written with a phone word or a "+".
-_MEETING_BEFORE = re.compile(r"(?<![\w])(?:zoom|webex)(?:\s+meeting)?(?:\s+id)?\s*[:#]?\s*$", re.IGNORECASE)
-
-
-def meeting_id(text: str, start: int) -> bool:
-    """"Zoom 891 2345 6780": the number right after a video meeting's name (the caller checks
-    that no phone word and no "+" make it a dial-in number)."""
-    return _MEETING_BEFORE.search(text, max(0, start - 24), start) is not None
 # Phone words inside a Japanese or Chinese kind ("お客様の携帯番号": the customer's mobile).
 _CJK_PHONE_KINDS = re.compile(r"電話|携帯|連絡|ファックス|FAX|ＦＡＸ|电话|手机|联系")
 # A customer's or subscriber's number: a record word only after a number word ("Cliente:" alone
@@ -159,5 +149,16 @@ def _record_kind(match: re.Match[str]) -> bool:
     """A record's word; a customer's only without an article ("numéro client", "número de
     cliente" are records, "numéro du client", "numero del cliente" the client's own number)."""
     kind = match.group("kind").lower()
-    bare = match.group("of") in (None, "de", "di") or match.group("elided") is not None
+    bare = (match.group("of") or "de").lower() in ("de", "di")
     return RECORDS.found_in([kind]) or kind in _CUSTOMERS and bare
+
+
+# A video meeting's word right before the number: its id ("Zoom 891 2345 6780", "Webex meeting
+# 2634 118 9920"); a dial-in number is written with a phone word or a "+".
+_MEETING_BEFORE = re.compile(r"(?<![\w])(?:zoom|webex)(?:\s+meeting)?(?:\s+id)?\s*[:#]?\s*$", re.IGNORECASE)
+
+
+def meeting_id(text: str, start: int) -> bool:
+    """"Zoom 891 2345 6780": the number right after a video meeting's name (the caller checks
+    that no phone word and no "+" make it a dial-in number)."""
+    return _MEETING_BEFORE.search(text, max(0, start - 24), start) is not None

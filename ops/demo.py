@@ -1,10 +1,11 @@
 """`make demo`: a realistic set of writes for two orgs through the running stack's HTTP API,
 then a table of what happened to each.
 
-It covers exact and near duplicates, PII, a quarantine case, a supersession chain, an
-later replacement and an overlapping contradiction that the escalation worker resolves, and a tenant boundary. Each
-write states what the pipeline is expected to decide; `run_demo` returns the observed rows
-next to the expectations so a test can check them without the terminal.
+It covers exact and near duplicates, PII, a quarantine case, a supersession chain, a later
+replacement and an overlapping contradiction that the escalation worker resolves, and a
+tenant boundary. Each write states what the pipeline is expected to decide; `run_demo`
+returns the observed rows next to the expectations so a test can check them without the
+terminal.
 
     python -m ops.demo [--api http://127.0.0.1:8080]
 

@@ -245,8 +245,7 @@ def refine(view: View, findings: list[Finding]) -> list[Finding]:
     names joined by "and" to a person found, grow each person over the rest of its name, and
     drop people inside a brand's name."""
     kept = [f for f in findings if _keep(view.text, f)]
-    named = [f for f in kept if f.recognizer == NAMED_ID]
-    named = [(f.start, f.end) for f in named] + identifiers.creditor_references(view.text)
+    named = [(f.start, f.end) for f in kept if f.recognizer == NAMED_ID] + identifiers.creditor_references(view.text)
     kept = [f for f in kept if f.recognizer == NAMED_ID or not _inside_named_id(f, named)]
     cards = [f for f in kept if f.entity_type == "CREDIT_CARD"]
     kept = [f for f in kept if not _phone_inside_card(f, cards)]

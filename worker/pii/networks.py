@@ -86,8 +86,6 @@ def _network(text: str, start: int, end: int) -> bool:
     return bits < 24 or bits == 24 and _PREFIX_LENGTH.sub("", value).strip().endswith(".0")
 
 
-
-
 def _version_sibling(text: str, start: int, end: int) -> bool:
     """``client 8.4.255.10 < required 8.4.256.0``, ``10.4.22.1 ... 10.4.22 build 1``: another
     dotted number of the text that no IPv4 address can be (three parts, or a part over 255;

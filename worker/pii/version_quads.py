@@ -108,14 +108,15 @@ def _words(text: str) -> list[str]:
 
 
 def _is_global(value: str) -> bool:
-    try:
-        return ipaddress.ip_address(value).is_global
-    except ValueError:
-        return False
+    return (address := _address(value)) is not None and address.is_global
 
 
 def _private(value: str) -> bool:
+    return (address := _address(value)) is not None and address.is_private
+
+
+def _address(value: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
     try:
-        return ipaddress.ip_address(value).is_private
+        return ipaddress.ip_address(value)
     except ValueError:
-        return False
+        return None

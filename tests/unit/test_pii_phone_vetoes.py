@@ -49,9 +49,9 @@ def test_a_zip_plus_four_is_not_a_phone_number_where_the_text_speaks_of_zip_code
 
 def test_a_record_head_decides_only_before_a_copula_and_past_no_phone_word():
     view = canonical_view("Model no. 4471-220 is discontinued; call 0471 338 2291.").text
-    assert numbers.named_by_record(view, view.index("0471")) is False
+    assert numbers.named_by_record(view, view.index("0471"), view.index("0471") + 12) is False
     view = canonical_view("The order number, or call me, is 0471 338 2291.").text
-    assert numbers.named_by_record(view, view.index("0471")) is False
+    assert numbers.named_by_record(view, view.index("0471"), view.index("0471") + 12) is False
 
 
 @pytest.mark.parametrize("text, value", [
@@ -238,3 +238,51 @@ def test_a_carrier_named_near_a_phone_word_leaves_the_phone_number(text, value):
 ])
 def test_a_number_word_naming_a_record_kind_makes_no_phone_number_and_a_phone_kind_does(text, value, phone):
     assert _phone(text, value) is phone
+
+
+@pytest.mark.parametrize("text, value, phone", [
+    ("the 0412 889 301 thing is my booking ref btw", "0412 889 301", False),
+    ("ok the 556123-4567 is the org nr, fine.", "556123-4567", False),
+    ("the one on my card says 0412 778 903 but that's the member number right?", "0412 778 903", False),
+    ("0117 2290, is the boiler's service code.", "0117 2290", False),
+    ("07700 900123 is the number on the order.", "07700 900123", True),            # "number" before the record
+    ("0412 889 301 is the contact for the order.", "0412 889 301", True),          # a phone's word before it
+    ("Call 0161 442 7781, that's the order desk.", "0161 442 7781", True),         # the record does not end the phrase
+    ("0161 442 7781 is the booking office.", "0161 442 7781", True),
+    ("my new number is 0412 889 301 and that's the reservation for friday", "0412 889 301", True),
+    ("her mobile 0412 889 301 is the booking ref she gave", "0412 889 301", True),  # a phone word before it
+    ("+44 20 7946 0958 is my booking ref", "+44 20 7946 0958", True),             # dialled with a country code
+])
+def test_the_words_after_a_number_can_call_it_a_record_unless_a_phone_word_comes_first(text, value, phone):
+    assert _phone(text, value) is phone
+
+
+@pytest.mark.parametrize("text, value", [
+    ("Two-factor backup codes: 4417 2290, 8831 0062, 1190 7345.", "8831 0062"),
+    ("Codice cliente 0332 7781 904; lettura contatore 03412 m³ al 31/01.", "0332 7781 904"),
+    ("Betalingskenmerk 1123 4455 6677 008 verplicht vermelden bij overboeking.", "1123 4455 6677 008"),
+    ("MPAN 12 3456 7890 123, please quote it if you contact us about the switch.", "12 3456 7890 123"),
+    ("avis de contravention n° 0412 8877 3301.", "0412 8877 3301"),
+    ("Tel (work): ask reception; Staff no.: 0207 9460 199", "0207 9460 199"),
+    ("電気メーターの指示数は 0712-3456 kWh でした。", "0712-3456"),
+    ("Agent: Can I take the order number, please? Caller: Yes, it's 0161 442 7781.", "0161 442 7781"),
+])
+def test_codes_supply_points_fines_staff_numbers_readings_and_asked_records_are_not_phone_numbers(text, value):
+    assert _phone(text, value) is False
+
+
+@pytest.mark.parametrize("text, value", [
+    ("zadzwoń pod 512 555 014, Kasia", "512 555 014"),            # Polish "pod" is "on", no supply point
+    ("Agent: Can I take a contact number, please? Caller: Yes, it's 0161 442 7781.", "0161 442 7781"),
+])
+def test_a_polish_call_and_a_phone_s_question_keep_the_phone_number(text, value):
+    assert _phone(text, value) is True
+
+
+def test_an_uncertain_ssn_the_words_after_call_a_record_is_not_kept_unless_an_ssn_word_is_near():
+    view = canonical_view("the 442-81-0093 I sent earlier was the water heater model for the claim").text
+    start = view.index("442-81-0093")
+    assert numbers.named_by_record(view, start, start + 11) is True
+    view = canonical_view("my SSN 442-81-0093 was the one on the claim form").text
+    start = view.index("442-81-0093")
+    assert numbers.named_by_record(view, start, start + 11) is False

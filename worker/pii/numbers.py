@@ -192,7 +192,7 @@ def _phone_alone(text: str, start: int, value: str) -> bool:
         return False  # no country code is 0 ("+0000 2024" is a UTC offset, "000.482.193" a serial); a date inside
     if _DECIMAL.search(value) and not _phone_cue(text, start) and not _LOCAL_555.fullmatch(value):
         return False  # "41729.883", "load avg 1.42 0.98": numbers with a fraction, not a dialled number
-    if _UNIT_AFTER.match(text, start + len(value)):
+    if phone_vetoes.UNIT_AFTER.match(text, start + len(value)):
         return False  # "peak 2147483648 bytes", "2 870 000 tonnes": a quantity in its unit
     if text[start + len(value):start + len(value) + 1] == "=" or _CODE_AFTER.match(text, start + len(value)):
         return False  # "40001=1234 40002=5678", "9200-9300/tcp": a value running into the next key, ports
@@ -202,7 +202,7 @@ def _phone_alone(text: str, start: int, value: str) -> bool:
         return False  # "assigned ... at 1710146537": "at" names a time as often as a number to call
     if re.fullmatch(r"\d\.", text[max(0, start - 2):start]) and not _phone_cue(text, start):
         return False  # "23793.38128 60000": the rest of a longer number, cut at its decimal point
-    if (phone_vetoes.listed(text, start, value) or _COUNTED_ITEM.search(text[max(0, start - 40):start])) \
+    if (phone_vetoes.listed(text, start, value) or phone_vetoes.COUNTED_ITEM.search(text[max(0, start - 40):start])) \
             and not _phone_cue(text, start):
         return False  # "rows 4418-18234", "6-4 3-6 7-6", "1,440 units of 55-1010-88": a range, scores, a part
     lead = _THOUSANDS_LEAD.search(text[max(0, start - 5):start])
@@ -225,8 +225,10 @@ def _phone_alone(text: str, start: int, value: str) -> bool:
     before = words_before(text, start, 6)
     if phone_vetoes.vat_number(text, start, value) or phone_vetoes.zip_plus_four(text, value) \
             or phone_vetoes.named_kind(text, start, value) \
-            or phone_vetoes.meeting_id(text, start) and not value.startswith("+") and not _phone_cue(text, start):
-        return False  # "VAT Reg. GB 123 4567 89", "BE 0417.497.106", a ZIP+4 code in a text about postal codes
+            or phone_vetoes.meeting_id(text, start) and not value.startswith("+") and not _phone_cue(text, start) \
+            or phone_vetoes.described_after(text, start + len(value), PHONE_CUES.words) \
+            and not value.startswith(("+", "(")) and not (set(before) & (PHONE_CUES.words - _PLACE_WORDS)):
+        return False  # "VAT Reg. GB 123 4567 89", "BE 0417.497.106", "the 0412 889 301 thing is my booking ref"
     if any(before[-len(phrase):] == list(phrase) for phrase in RECORDS.phrases if set(phrase) & PHONE_CUES.words):
         return False  # "call ID 7781-2241-09": the phone word is part of the record's name
     near = 1 if value.startswith(("+", "(")) else 6  # "+44 ..." is a phone unless labelled right before it
@@ -248,22 +250,20 @@ def _phone_alone(text: str, start: int, value: str) -> bool:
     return any(word in strong for word in before)  # "my phone number for the order is ...": a phone word wins
 
 
-def named_by_record(text: str, start: int) -> bool:
+def named_by_record(text: str, start: int, end: int) -> bool:
     """The clause ``start`` completes names a record's number, not a phone's, or a record's word
-    stands right before it with no identifier's name near ("Lot 402-19-7734", "batch 123-45-6789")."""
-    before = words_before(text, start, 4)
+    stands right before it with no identifier's name near ("Lot 402-19-7734", "batch 123-45-6789"),
+    or the words after it call it a record with no identifier's or phone's word before it ("the
+    442-81-0093 I sent earlier was the water heater model")."""
+    before = words_before(text, start, 6)
+    if SSN_WORDS.found_in(before):
+        return False
     return phone_vetoes.clause_head(text, start, _PHONE_HEADS) is False or bool(before) \
-        and before[-1] in PRODUCT_RECORDS and not SSN_WORDS.found_in(before)
+        and before[-1] in PRODUCT_RECORDS or phone_vetoes.described_after(text, end, PHONE_CUES.words) \
+        and not (set(before) & (PHONE_CUES.words - _PLACE_WORDS))
 
 
 
-# A unit of measure or a counted thing right after the number.
-# Not "lines" or "messages": "0800 123 4567 lines open 9-5", "07700 900123 messages only".
-# "holds 1,440 units of 55-1010-88": an article counted in stock, named by its number.
-_COUNTED_ITEM = re.compile(r"\d[\d,.]*\s+(?:units?|pcs|pieces|boxes|cases|pallets|cartons|rolls|packs|bags|crates|"
-                           r"reels)\s+of\s+$", re.IGNORECASE)
-_UNIT_AFTER = re.compile(r"\s?(?:bytes?|[kmgtp]i?b|ms|ns|µs|rows|records|requests|reqs|tokens|events|entries|ops|iops|"
-                         r"packets|tonnes|tons|kg|km|people|users|visitors|votes)\b", re.IGNORECASE)
 # A count grouped by thousands with a one- or two-digit lead ("5 330 000", "45 905 417"), ten
 # digits at most: no numbering plan groups a number so (a Spanish 912 345 678 leads with
 # three digits); eleven digits so grouped are a German tax id as often ("13 915 077 158").
@@ -282,7 +282,7 @@ _CODE_BEFORE = re.compile(r"(?<![\w\-])(?=[A-Za-z]*\d)(?=\d*[A-Za-z])[A-Za-z\d]{
 _CODE_TAIL = re.compile(r"(?:[A-Za-z\d]-|[A-Za-z])$")
 # A turn that asks for a record's number ("the order number?", "enter your account number."),
 # then, after a speaker's label, at most a few words before the answer.
-_ASKED_RECORD = re.compile(r"\b(?P<record>[^\W\d_]+)\s+(?:number|no\.?|#|id)\s*[?.]\s*(?:\[[\d:.]+\]\s*)?"
+_ASKED_RECORD = re.compile(r"\b(?P<record>[^\W\d_]+)\s+(?:number|no\.?|#|id)(?:,?\s*please)?\s*[?.]\s*(?:\[[\d:.]+\]\s*)?"
                            r"(?:[^\W\d_]+\s*:\s*)"
                            r"(?P<answer>(?:[^\W\d_’']+[’']?[^\W\d_]*[ ,]+){0,3})$", re.IGNORECASE)
 

@@ -37,6 +37,16 @@ _COPULAS = frozenset({"is", "was", "are", "were", "reads", "read", "shows", "say
                       "es", "era", "è", "é", "equals", "="})
 
 
+# A unit of measure or a counted thing right after the number.
+# Not "lines" or "messages": "0800 123 4567 lines open 9-5", "07700 900123 messages only".
+# "holds 1,440 units of 55-1010-88": an article counted in stock, named by its number.
+COUNTED_ITEM = re.compile(r"\d[\d,.]*\s+(?:units?|pcs|pieces|boxes|cases|pallets|cartons|rolls|packs|bags|crates|"
+                          r"reels)\s+of\s+$", re.IGNORECASE)
+UNIT_AFTER = re.compile(r"\s?(?:bytes?|[kmgtp]i?b|ms|ns|µs|rows|records|requests|reqs|tokens|events|entries|ops|iops|"
+                        r"packets|tonnes|tons|kg|km|people|users|visitors|votes|kwh|mwh|wh|m³|m3|gallons|litres|liters)\b",
+                        re.IGNORECASE)
+
+
 def vat_number(text: str, start: int, value: str) -> bool:
     """``VAT Reg. GB 123 4567 89``: a tax number after its country's letters; a Belgian
     enterprise number in its own dotted form (``0417.497.106``)."""
@@ -162,3 +172,28 @@ def meeting_id(text: str, start: int) -> bool:
     """"Zoom 891 2345 6780": the number right after a video meeting's name (the caller checks
     that no phone word and no "+" make it a dial-in number)."""
     return _MEETING_BEFORE.search(text, max(0, start - 24), start) is not None
+
+
+# What follows a number when the sentence says what record it is: "the 0412 889 301 thing is
+# my booking ref btw", "0117 2290, is the boiler's service code", "0412 778 903 but that's the
+# member number right?": a copula, a determiner, at most three words and a record's word
+# ending the phrase (before its number word, if any, and a clause's end). The caller checks
+# that no phone word comes before the number ("my new number is ... and that's the booking").
+_DESCRIBED_AFTER = re.compile(
+    r"(?:\s+(?:thing|one|i\s+sent(?:\s+earlier)?|you\s+(?:have|saw|mean)))?\s*,?\s*(?:but\s+)?"
+    r"(?:that['’]s|that\s+(?:is|was)|which\s+(?:is|was)|it['’]s|is|was)\s+(?:just\s+|only\s+|actually\s+)?"
+    r"(?:the|my|our|your|his|her|their|a|an)\s+(?P<words>(?:[^\W\d_][\w'’\-]*\s+){0,3}?)"
+    r"(?P<kind>[^\W\d_][\w\-]*)(?:\s+(?:number|no\.?|nr\.?|#|id|ref))?"
+    r"(?=\s*(?:$|[.,;:!?)]|(?:btw|right|not|and|but|for|from|so|though|lol|instead)\b))", re.IGNORECASE)
+
+
+def described_after(text: str, end: int, phone_words: Collection[str]) -> bool:
+    """The words after the number call it a record ("... is my booking ref"), and none of
+    them is a phone's word or "number" before the record's ("is the number on the order")."""
+    match = _DESCRIBED_AFTER.match(text, end)
+    if match is None:
+        return False
+    words = [re.sub(r"['’]s$", "", w.lower()) for w in match.group("words").split()]
+    kind = match.group("kind").lower()
+    return kind not in NUMBER_WORDS and RECORDS.found_in([kind]) \
+        and not any(w in phone_words or w in NUMBER_WORDS for w in words)

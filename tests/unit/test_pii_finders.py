@@ -530,3 +530,20 @@ def test_a_date_after_a_word_that_is_also_an_ids_name_is_no_id():
 
 def test_treble_repeats_a_digit_in_a_number_read_out():
     assert spoken.spoken_digits("oh seven seven, treble four, one two three")[0] == "077444123"
+
+
+@pytest.mark.parametrize("text, value", [
+    ("il suo indirizzo corretto è MStKRC9NF92gng4qo6uHFSbef2TUSt5gnv", "MStKRC9NF92gng4qo6uHFSbef2TUSt5gnv"),
+    ("dash addr XvZ6rhR2AtHJ9u1SWafP7uaa9Rjbh6QNTp in case", "XvZ6rhR2AtHJ9u1SWafP7uaa9Rjbh6QNTp"),
+    ("USDT on Tron: TrBuS9zNybmQrUqCSEoC5tNLX71yPhzg4F", "TrBuS9zNybmQrUqCSEoC5tNLX71yPhzg4F"),
+])
+def test_litecoin_dash_and_tron_addresses_after_an_address_or_coin_word_are_wallets(text, value):
+    assert [v.lower() for _, v, _ in _found(payments.wallets, text)] == [value.lower()]
+
+
+def test_an_escaped_line_break_reads_as_whitespace_but_not_inside_a_windows_path():
+    assert canonical_view("Best,\\nMarc").text == "Best, Marc"
+    assert canonical_view("Team\\n+1 (888) 555-0123").text.startswith("Team +1")
+    assert canonical_view("C:\\Users\\nadia\\notes").text.lower() == "c:\\users\\nadia\\notes"
+    view = canonical_view("Best,\\nMarc")
+    assert view.to_original(6, 10) == (7, 11)

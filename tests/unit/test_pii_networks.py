@@ -120,3 +120,21 @@ def test_a_hardware_id_in_two_digit_groups_is_not_an_ipv6_address():
                                  ("peer fe80::1c2a:7eff:fe11:9b04 dropped", "fe80::1c2a:7eff:fe11:9b04", True)):
         start = text.index(value)
         assert networks.ip_in_context(text, start, start + len(value)) is address
+
+
+@pytest.mark.parametrize("text, value", [
+    ("La versión 8.0.36.1 de la base de datos corrige el fallo", "8.0.36.1"),
+    ("Aggiornamento completato: versione 3.1.4.159, 0 errori", "3.1.4.159"),
+    ("Firmware-Version 7.29.0.1 erfolgreich installiert", "7.29.0.1"),
+    ("服务版本 6.8.2.14 已部署", "6.8.2.14"),
+    ("バージョン 2.8.1.44 へ更新しました", "2.8.1.44"),
+])
+def test_a_version_s_word_in_other_languages_or_glued_before_a_quad_makes_it_a_version(text, value):
+    start = text.index(value)
+    assert networks.ip_in_context(text, start, start + len(value)) is False
+
+
+def test_a_host_after_a_version_s_word_further_back_stays_an_address():
+    text = "versione 3.1 installata sul server 10.20.5.31"
+    start = text.index("10.20.5.31")
+    assert networks.ip_in_context(text, start, start + len("10.20.5.31")) is True

@@ -286,3 +286,15 @@ def test_an_uncertain_ssn_the_words_after_call_a_record_is_not_kept_unless_an_ss
     view = canonical_view("my SSN 442-81-0093 was the one on the claim form").text
     start = view.index("442-81-0093")
     assert numbers.named_by_record(view, start, start + 11) is False
+
+
+@pytest.mark.parametrize("text, value, phone", [
+    ("Rückrufnummer: 030/2647 118-0", "030/2647 118-0", True),          # a callback's number is a phone's
+    ("Номер телефона 916 427-18-55", "916 427-18-55", True),
+    ("Sipariş numarası 0532 417 28 93, kargoya verildi", "0532 417 28 93", False),
+    ("Номер заказа 916-427-18-55, сумма 4 280 ₽", "916-427-18-55", False),
+    ("Objednávka č. 603 218 447 byla odeslána", "603 218 447", False),
+    ("Lieferschein 0049 1762 2849 915, 3 Paletten", "0049 1762 2849 915", False),
+])
+def test_number_words_of_other_languages_after_a_record_word_name_the_record(text, value, phone):
+    assert _phone(text, value) is phone

@@ -44,7 +44,9 @@ _WORDS = [
     "polizza", "sinistre", "siniestro", "sinistro", "protocolo", "meterstand", "licznika", "mätarställning",
     "contatore", "leitura", "spedizione", "przesyłki", "przesylki", "commessa", "encomenda", "codes",
     "staff no", "staff number", "employee no", "employee number", "employee id", "codice cliente", "code client",
-    "código de cliente", "codigo de cliente", "contravention", "pcn", "penalty charge",
+    "código de cliente", "codigo de cliente", "contravention", "pcn", "penalty charge", "заказ", "заказа",
+    "objednávka", "objednávky", "lieferschein", "delivery note", "finess", "rendelés", "rendelésszám", "lote",
+    "pallet label",
     # electricity and gas supply points ("pod" is not one: Polish "zadzwoń pod" is "call on")
     "mpan", "mprn", "pdl", "pce",
     # parcel carriers: the number after one is its tracking number
@@ -69,7 +71,7 @@ _MEETINGS = ["meeting id", "meeting-id", "meeting number", "conference id", "pas
 # "Betalingskenmerk"), unless the record is a phone ("Telefonnummer", "Handynr.", "Festnetznummer")
 # or names a person's identifier ("Steueridentifikationsnummer", "Sozialversicherungsnummer", "Personnummer").
 _COMPOUND = re.compile(r"(?P<stem>[^\W\d_][\w.\-]*?[^\W\d_][.\-]?)(?:nummer|nummern|nr|numer|number|numero|kenmerk)")
-_PHONE_STEMS = ("tel", "handy", "ruf", "mobil", "fax", "gsm", "notruf", "durchwahl", "kontakt", "contact", "service",
+_PHONE_STEMS = ("tel", "handy", "ruf", "rückruf", "ruckruf", "rueckruf", "mobil", "fax", "gsm", "notruf", "durchwahl", "kontakt", "contact", "service",
                 "hotline", "support", "phone", "fon", "cell", "festnetz", "privat", "private", "home", "notfall",
                 "emergency", "büro", "buero", "office", "zentrale", "direkt")
 _IDENTIFIER_STEMS = ("steuer", "ident", "sozial", "versicherung", "ausweis", "pass", "führer", "fuehrer", "burger",

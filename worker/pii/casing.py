@@ -44,8 +44,14 @@ class View:
         return self.offsets[start], self.offsets[end - 1] + 1
 
 
+# A line break or tab written as an escape (``Best,\nMarc``, a text encoded twice on its way
+# here) reads as whitespace, except where it may begin a name in a Windows path
+# (``C:\Users\nadia``: a letter before it and a lower-case letter after).
+_ESCAPED_BREAK = re.compile(r"(?<!\\)\\[nrt](?![a-z])|(?<=[^\w\\])\\[nrt]")
+
+
 def canonical_view(text: str) -> View:
-    collapsed, offsets = _collapse_whitespace(text)
+    collapsed, offsets = _collapse_whitespace(_ESCAPED_BREAK.sub("  ", text))
     folded = "".join(_fold(ch) for ch in collapsed)
     return View(text, truecase(folded), folded, tuple(offsets))
 

@@ -11,7 +11,10 @@ from ibex_worker.pii.context import Cues
 NOT_AN_IP = Cues.of(["version", "ver", "v", "build", "release", "firmware", "rev", "revision", "oid", "section",
                      "sec", "§", "clause", "chapter", "paragraph", "step", "rule", "table", "figure", "fig", "item",
                      "kernel", "patch", "bios", "driver", "sdk", "api", "appendix", "annex", "article", "art", "fw",
-                     "requirement"])
+                     "requirement", "versión", "versione", "versão", "versao", "versie", "wersja", "wersji", "verze",
+                     "sürüm", "sürümü", "バージョン", "版本", "버전"])
+# A version's word glued to what it versions ("Firmware-Version", "服务版本").
+VERSION_SUFFIXES = ("-version", "版本", "バージョン", "버전")
 IP_CUES = Cues.of(["ip", "ips", "ipv4", "address", "addr", "host", "hosts", "hostname", "server", "servers",
                    "gateway", "gateways", "gw", "dns", "router", "ping", "from", "to", "src", "dst", "source",
                    "destination", "client", "peer", "subnet", "connect", "connected", "connection", "login",

@@ -12,8 +12,8 @@ import re
 
 from ibex_worker.pii import version_quads
 from ibex_worker.pii.context import words_before
-from ibex_worker.pii.network_words import (ADDRESS_WORDS, DOTTED, IP_CUES, NETWORK_WORDS, NOT_AN_IP,
-                                           UPGRADES)
+from ibex_worker.pii.network_words import (ADDRESS_WORDS, DOTTED, IP_CUES, NETWORK_WORDS, NOT_AN_IP, UPGRADES,
+                                           VERSION_SUFFIXES)
 from ibex_worker.pii.numbers import LIKELY, Hit
 
 _DIRECTIONS = frozenset({"from", "to"})
@@ -29,7 +29,8 @@ def ip_in_context(text: str, start: int, end: int) -> bool:
     value = text[start:end]
     before = words_before(text, start, 5)
     named = before[-1:] if before[-1:] != ["is"] else before[-2:-1]  # "the router fw is 1.0.11.116"
-    return not (NOT_AN_IP.found_in(named) or _inside_dotted_run(text, start, end) or _HARDWARE_ID.fullmatch(value)
+    return not (NOT_AN_IP.found_in(named) or any(w.endswith(VERSION_SUFFIXES) for w in named)
+                or _inside_dotted_run(text, start, end) or _HARDWARE_ID.fullmatch(value)
                 or value.startswith("0.")
                 or _network(text, start, end) or _NETMASK.fullmatch(value) is not None
                 or _version_like(value) and not IP_CUES.found_in(before) and text[start - 1:start] != "@"

@@ -80,8 +80,8 @@ _CRYPTO = re.compile(r"(?<![\w])(?:bc1[ac-hj-np-z02-9]{25,62}|[13][1-9a-z]{25,34
 
 
 # Shapes common enough among other ids that only a coin's word near them makes them wallets:
-# Litecoin and Dogecoin legacy (base58, 26-35 characters), Solana (base58, 32-44).
-_CUED_WALLET = re.compile(r"(?<![\w])(?:[lmdr][1-9a-z]{24,34}|[1-9a-z]{32,44})(?![\w])", re.IGNORECASE)
+# Litecoin, Dogecoin, Dash and Tron (base58, 26-35 characters), Solana (base58, 32-44).
+_CUED_WALLET = re.compile(r"(?<![\w])(?:[lmdrxt][1-9a-z]{24,34}|[1-9a-z]{32,44})(?![\w])", re.IGNORECASE)
 # Litecoin bech32, Cardano, Bitcoin Cash (CashAddr) and Monero (95 characters from 4 or 8) are
 # distinctive by shape.
 _SHAPED_WALLET = re.compile(r"(?<![\w])(?:ltc1[ac-hj-np-z02-9]{25,62}|addr1[ac-hj-np-z02-9]{50,110}|"
@@ -89,7 +89,8 @@ _SHAPED_WALLET = re.compile(r"(?<![\w])(?:ltc1[ac-hj-np-z02-9]{25,62}|addr1[ac-h
 COIN_CUES = Cues.of([
     "wallet", "ltc", "litecoin", "doge", "dogecoin", "sol", "solana", "phantom", "xmr", "monero", "p2sh",
     "p2pkh", "bech32", "payout", "deposit", "withdrawal", "crypto", "usdt", "usdc", "sol.transfer", "xrp",
-    "ripple", "cardano", "bch", "tron", "trx",
+    "ripple", "cardano", "bch", "tron", "trx", "dash", "address", "addr", "indirizzo", "adresse", "dirección",
+    "direccion", "endereço", "endereco", "adres", "adresa",
 ])
 
 

@@ -25,7 +25,8 @@ PHONE_CUES = Cues.of([
     "richiamami", "terugbellen", "rappelle-moi", "rappelez-moi", "appelle-moi", "appelez-moi", "bel", "bellen",
     "belt", "ruf", "ruft", "anruf", "llame", "chiama", "richiama", "ligue-me", "msisdn", "hubungi", "telepon",
     "zadzwoń", "zadzwon", "dzwonić", "dzwonic", "dzwoń", "dzwon", "arayın", "arayin", "numarası", "numarasi",
-    "позвони", "позвоните", "звоните", "звони", "номер", "liga", "chiamate",
+    "позвони", "позвоните", "звоните", "звони", "номер", "liga", "chiamate", "rückrufnummer", "rueckrufnummer",
+    "handynummer", "mobilnummer", "faxnummer", "festnetznummer", "kontaktnummer", "durchwahl",
 ])
 
 # Cue words that count only right before the number ("reach me at", "m: ", "number 0917...").

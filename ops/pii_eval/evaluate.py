@@ -220,7 +220,7 @@ Recognizers were tuned on `dev` only; the name model was trained on `dev` before
 files were written, so their names are not training data. No example of `heldout`, `blind` or
 `fresh` was read.
 
-Their aggregate tables were looked at forty times: `heldout`'s once mid-way, after which
+Their aggregate tables were looked at forty-one times: `heldout`'s once mid-way, after which
 `blind` was written; both when the first version of this page was written; both after each
 of seven rounds of `dev` changes to the rule finders (new `dev` files, number and business-word
 rules, names grown over the rest of a name and after titles, narrowings that unit tests and a
@@ -333,11 +333,11 @@ at the thirty-ninth, after a version's key was read as a part before "version" i
 view ("Assemblyfileversion"). The fortieth wrote this page with `fresh` on it, after rules
 drawn from `dev`'s false placeholders on ids and from the two newest `dev` files (each scored
 first, below): the words after a number that call it a record ("the 0412 889 301 thing is my
-booking ref", with no phone word before it), backup codes, energy supply points, fines, staff
-numbers, orders and delivery notes of several languages after their number words ("Sipariş
-numarası", "Номер заказа") are no phone numbers, and a callback's compound ("Rückrufnummer") is
-a phone word; a version's word in other languages or glued to its product ("versione",
-"Firmware-Version", "服务版本") makes a quad a version; Litecoin, Dash and Tron addresses after
+booking ref", with no phone word before it) make it no phone number, an order's number word
+of another language after its record word too ("Sipariş numarası"), and a callback's compound
+("Rückrufnummer") is a phone word; a version's word in other languages or glued to its product
+("versione", "Firmware-Version", "服务版本") makes a quad a version where no host's word is in
+the clause; Litecoin, Dash and Tron addresses after
 an address's word in several languages are wallets; and a line break written as an escape
 (`\\n`, a text encoded twice) reads as whitespace, where before "Best,\\nMarc" hid the name
 and "…example\\n+1 (888) 555-0123" the phone number behind a glued letter (the corpus's writers
@@ -352,7 +352,11 @@ that `heldout` reports met or nearly met: 14 of 189 names leaked (7.4 %), 4 of 8
 numbers (4.8 %), 2 of 30 IP addresses (6.7 %), 1 of 7 wallets, 0.100 false placeholders per
 sentence and 16 on ids. After thirty-nine looks and many rounds of tuning, `heldout`'s figures
 overstate how the finders do on text written by someone new; `fresh` is the more honest
-measure. At the fortieth look, after the rules above (none drawn from it), `fresh` leaked no
+measure. A review then wrote sentences that these rules unmasked ("07700 900123 is my Revolut
+account", a landlord's number beside a tenant's described as a record, "Employee number 5521,
+Sarah Khan, 555-867-5309", "Login desde la versión 81.2.69.160"), so new record words and units
+were dropped and the other rules narrowed before the forty-first look, which gave the same
+figures. At the fortieth look, after the rules above (none drawn from it), `fresh` leaked no
 phone number and no IP address, 10 names (5.3 %) and the same wallet, with 0.102 false
 placeholders per sentence and 17 on ids (its table below); `heldout` and `blind` scored as at
 the thirty-ninth. Its examples are not read; the next rules must come from new `dev` files

@@ -547,3 +547,4 @@ def test_an_escaped_line_break_reads_as_whitespace_but_not_inside_a_windows_path
     assert canonical_view("C:\\Users\\nadia\\notes").text.lower() == "c:\\users\\nadia\\notes"
     view = canonical_view("Best,\\nMarc")
     assert view.to_original(6, 10) == (7, 11)
+    assert canonical_view("C:\\nadia\\notes.txt").text.lower() == "c:\\nadia\\notes.txt"  # after a drive's letter

@@ -3,6 +3,8 @@ ranges are nobody's address; a host stays one."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from ibex_worker.pii import networks
@@ -134,7 +136,12 @@ def test_a_version_s_word_in_other_languages_or_glued_before_a_quad_makes_it_a_v
     assert networks.ip_in_context(text, start, start + len(value)) is False
 
 
-def test_a_host_after_a_version_s_word_further_back_stays_an_address():
-    text = "versione 3.1 installata sul server 10.20.5.31"
-    start = text.index("10.20.5.31")
-    assert networks.ip_in_context(text, start, start + len("10.20.5.31")) is True
+@pytest.mark.parametrize("text", [
+    "versione 3.1 installata sul server 10.20.5.31",
+    "Login desde la versión 81.2.69.160 del cliente, usuario jgarcia",
+    "IP-Version 81.2.69.160",
+])
+def test_a_host_word_in_the_clause_or_an_ip_s_version_keeps_the_address(text):
+    value = re.search(r"\d+\.\d+\.\d+\.\d+", text).group(0)
+    start = text.index(value)
+    assert networks.ip_in_context(text, start, start + len(value)) is True

@@ -42,13 +42,7 @@ _WORDS = [
     "art no", "call ref", "call reference", "mid", "tid", "rrn", "merchant id", "terminal id", "auth code",
     "complaint", "mandate", "opportunity", "badge", "contrat", "contrato", "contratto", "póliza", "poliza",
     "polizza", "sinistre", "siniestro", "sinistro", "protocolo", "meterstand", "licznika", "mätarställning",
-    "contatore", "leitura", "spedizione", "przesyłki", "przesylki", "commessa", "encomenda", "codes",
-    "staff no", "staff number", "employee no", "employee number", "employee id", "codice cliente", "code client",
-    "código de cliente", "codigo de cliente", "contravention", "pcn", "penalty charge", "заказ", "заказа",
-    "objednávka", "objednávky", "lieferschein", "delivery note", "finess", "rendelés", "rendelésszám", "lote",
-    "pallet label",
-    # electricity and gas supply points ("pod" is not one: Polish "zadzwoń pod" is "call on")
-    "mpan", "mprn", "pdl", "pce",
+    "contatore", "leitura", "spedizione", "przesyłki", "przesylki", "commessa", "encomenda",
     # parcel carriers: the number after one is its tracking number
     "fedex", "ups", "usps", "dhl", "dpd", "gls", "seur", "tnt", "postnl", "colissimo", "chronopost", "correos",
     "aramex", "purolator", "inpost", "bpost", "evri", "parcelforce", "royal mail", "yamato", "sagawa",
@@ -67,10 +61,10 @@ _REGISTERS = [
 # word or a "+". "Zoom" alone is decided right before the number (``phone_vetoes.named_kind``).
 _MEETINGS = ["meeting id", "meeting-id", "meeting number", "conference id", "passcode"]
 
-# A record's own name glued to "number" or "reference" ("Buchungsnr.", "klantnummer", "Org.nr",
-# "Betalingskenmerk"), unless the record is a phone ("Telefonnummer", "Handynr.", "Festnetznummer")
-# or names a person's identifier ("Steueridentifikationsnummer", "Sozialversicherungsnummer", "Personnummer").
-_COMPOUND = re.compile(r"(?P<stem>[^\W\d_][\w.\-]*?[^\W\d_][.\-]?)(?:nummer|nummern|nr|numer|number|numero|kenmerk)")
+# A record's own name glued to "number" ("Buchungsnr.", "klantnummer", "Org.nr"), unless the
+# record is a phone ("Telefonnummer", "Handynr.", "Festnetznummer") or names a person's
+# identifier ("Steueridentifikationsnummer", "Sozialversicherungsnummer", "Personnummer").
+_COMPOUND = re.compile(r"(?P<stem>[^\W\d_][\w.\-]*?[^\W\d_][.\-]?)(?:nummer|nummern|nr|numer|number|numero)")
 _PHONE_STEMS = ("tel", "handy", "ruf", "rückruf", "ruckruf", "rueckruf", "mobil", "fax", "gsm", "notruf", "durchwahl", "kontakt", "contact", "service",
                 "hotline", "support", "phone", "fon", "cell", "festnetz", "privat", "private", "home", "notfall",
                 "emergency", "büro", "buero", "office", "zentrale", "direkt")

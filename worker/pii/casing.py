@@ -46,8 +46,9 @@ class View:
 
 # A line break or tab written as an escape (``Best,\nMarc``, a text encoded twice on its way
 # here) reads as whitespace, except where it may begin a name in a Windows path
-# (``C:\Users\nadia``: a letter before it and a lower-case letter after).
-_ESCAPED_BREAK = re.compile(r"(?<!\\)\\[nrt](?![a-z])|(?<=[^\w\\])\\[nrt]")
+# (``C:\Users\nadia``: a letter before it and a lower-case letter after) or after a drive's letter
+# (``C:\nadia``).
+_ESCAPED_BREAK = re.compile(r"(?<![A-Za-z]:)(?:(?<!\\)\\[nrt](?![a-z])|(?<=[^\w\\])\\[nrt])")
 
 
 def canonical_view(text: str) -> View:

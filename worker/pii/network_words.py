@@ -11,9 +11,11 @@ from ibex_worker.pii.context import Cues
 NOT_AN_IP = Cues.of(["version", "ver", "v", "build", "release", "firmware", "rev", "revision", "oid", "section",
                      "sec", "§", "clause", "chapter", "paragraph", "step", "rule", "table", "figure", "fig", "item",
                      "kernel", "patch", "bios", "driver", "sdk", "api", "appendix", "annex", "article", "art", "fw",
-                     "requirement", "versión", "versione", "versão", "versao", "versie", "wersja", "wersji", "verze",
-                     "sürüm", "sürümü", "バージョン", "版本", "버전"])
-# A version's word glued to what it versions ("Firmware-Version", "服务版本").
+                     "requirement"])
+# A version's word in other languages, or glued to what it versions ("Firmware-Version",
+# "服务版本"): they decide only where no word of hosts is in the clause ("Login desde la versión").
+OTHER_VERSION_WORDS = Cues.of(["versión", "versione", "versão", "versao", "versie", "wersja", "wersji", "verze",
+                               "sürüm", "sürümü", "バージョン", "版本", "버전"])
 VERSION_SUFFIXES = ("-version", "版本", "バージョン", "버전")
 IP_CUES = Cues.of(["ip", "ips", "ipv4", "address", "addr", "host", "hosts", "hostname", "server", "servers",
                    "gateway", "gateways", "gw", "dns", "router", "ping", "from", "to", "src", "dst", "source",

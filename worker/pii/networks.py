@@ -12,8 +12,8 @@ import re
 
 from ibex_worker.pii import version_quads
 from ibex_worker.pii.context import words_before
-from ibex_worker.pii.network_words import (ADDRESS_WORDS, DOTTED, IP_CUES, NETWORK_WORDS, NOT_AN_IP, UPGRADES,
-                                           VERSION_SUFFIXES)
+from ibex_worker.pii.network_words import (ADDRESS_WORDS, DOTTED, IP_CUES, NETWORK_WORDS, NOT_AN_IP,
+                                           OTHER_VERSION_WORDS, UPGRADES, VERSION_SUFFIXES)
 from ibex_worker.pii.numbers import LIKELY, Hit
 
 _DIRECTIONS = frozenset({"from", "to"})
@@ -29,7 +29,7 @@ def ip_in_context(text: str, start: int, end: int) -> bool:
     value = text[start:end]
     before = words_before(text, start, 5)
     named = before[-1:] if before[-1:] != ["is"] else before[-2:-1]  # "the router fw is 1.0.11.116"
-    return not (NOT_AN_IP.found_in(named) or any(w.endswith(VERSION_SUFFIXES) for w in named)
+    return not (NOT_AN_IP.found_in(named) or _other_version_word(text, start, named)
                 or _inside_dotted_run(text, start, end) or _HARDWARE_ID.fullmatch(value)
                 or value.startswith("0.")
                 or _network(text, start, end) or _NETMASK.fullmatch(value) is not None
@@ -38,6 +38,13 @@ def ip_in_context(text: str, start: int, end: int) -> bool:
                 or version_quads.read_as_version(text, start, end)
                 or _version_sibling(text, start, end) and not ADDRESS_WORDS.found_in(before)
                 and not NETWORK_WORDS.found_in(words_before(text, start, 12, reach=120)))
+
+
+def _other_version_word(text: str, start: int, named: list[str]) -> bool:
+    """"La versión 8.0.36.1", "Firmware-Version 7.29.0.1", with no word of hosts in the clause."""
+    glued = any(w.endswith(VERSION_SUFFIXES) and not w.startswith("ip") for w in named)
+    return (OTHER_VERSION_WORDS.found_in(named) or glued) \
+        and not IP_CUES.found_in(words_before(text, start, 12, reach=120))
 
 
 # "04:2F:8A:11:9C:3D:77:E0": a MAC or EUI-64 written in two-digit groups reads as IPv6, but

@@ -160,8 +160,8 @@ def phone_in_context(text: str, start: int, value: str) -> bool:
     """Not a record's number (see ``_phone_alone``), nor the twin of one: a number no phone
     word announces, written like a record's number elsewhere in the text and starting with the
     same four digits ("Ticket 4471 2290 81 was merged into 4471 2290 12"), is that record's kind."""
-    if not _phone_alone(text, start, value):
-        return False
+    if not _phone_alone(text, start, value) or _described_as_record(text, start, value.strip()):
+        return False  # a twin is never judged by what the words after this number call it
     value = value.strip()
     digits = re.sub(r"\D", "", value)
     if _phone_cue(text, start) or len(digits) < 8:
@@ -225,10 +225,8 @@ def _phone_alone(text: str, start: int, value: str) -> bool:
     before = words_before(text, start, 6)
     if phone_vetoes.vat_number(text, start, value) or phone_vetoes.zip_plus_four(text, value) \
             or phone_vetoes.named_kind(text, start, value) \
-            or phone_vetoes.meeting_id(text, start) and not value.startswith("+") and not _phone_cue(text, start) \
-            or phone_vetoes.described_after(text, start + len(value), PHONE_CUES.words) \
-            and not value.startswith(("+", "(")) and not (set(before) & (PHONE_CUES.words - _PLACE_WORDS)):
-        return False  # "VAT Reg. GB 123 4567 89", "BE 0417.497.106", "the 0412 889 301 thing is my booking ref"
+            or phone_vetoes.meeting_id(text, start) and not value.startswith("+") and not _phone_cue(text, start):
+        return False  # "VAT Reg. GB 123 4567 89", "BE 0417.497.106", a ZIP+4 code in a text about postal codes
     if any(before[-len(phrase):] == list(phrase) for phrase in RECORDS.phrases if set(phrase) & PHONE_CUES.words):
         return False  # "call ID 7781-2241-09": the phone word is part of the record's name
     near = 1 if value.startswith(("+", "(")) else 6  # "+44 ..." is a phone unless labelled right before it
@@ -250,17 +248,20 @@ def _phone_alone(text: str, start: int, value: str) -> bool:
     return any(word in strong for word in before)  # "my phone number for the order is ...": a phone word wins
 
 
-def named_by_record(text: str, start: int, end: int) -> bool:
-    """The clause ``start`` completes names a record's number, not a phone's, or a record's word
-    stands right before it with no identifier's name near ("Lot 402-19-7734", "batch 123-45-6789"),
-    or the words after it call it a record with no identifier's or phone's word before it ("the
-    442-81-0093 I sent earlier was the water heater model")."""
+def _described_as_record(text: str, start: int, value: str) -> bool:
+    """"the 0412 889 301 thing is my booking ref": the words after the number call it a record,
+    with no phone word before it and no "+" or bracket dialling it."""
     before = words_before(text, start, 6)
-    if SSN_WORDS.found_in(before):
-        return False
+    return phone_vetoes.described_after(text, start + len(value), PHONE_CUES.words) \
+        and not value.startswith(("+", "(")) and not (set(before) & (PHONE_CUES.words - _PLACE_WORDS))
+
+
+def named_by_record(text: str, start: int) -> bool:
+    """The clause ``start`` completes names a record's number, not a phone's, or a record's word
+    stands right before it with no identifier's name near ("Lot 402-19-7734", "batch 123-45-6789")."""
+    before = words_before(text, start, 4)
     return phone_vetoes.clause_head(text, start, _PHONE_HEADS) is False or bool(before) \
-        and before[-1] in PRODUCT_RECORDS or phone_vetoes.described_after(text, end, PHONE_CUES.words) \
-        and not (set(before) & (PHONE_CUES.words - _PLACE_WORDS))
+        and before[-1] in PRODUCT_RECORDS and not SSN_WORDS.found_in(before)
 
 
 

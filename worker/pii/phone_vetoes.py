@@ -43,8 +43,7 @@ _COPULAS = frozenset({"is", "was", "are", "were", "reads", "read", "shows", "say
 COUNTED_ITEM = re.compile(r"\d[\d,.]*\s+(?:units?|pcs|pieces|boxes|cases|pallets|cartons|rolls|packs|bags|crates|"
                           r"reels)\s+of\s+$", re.IGNORECASE)
 UNIT_AFTER = re.compile(r"\s?(?:bytes?|[kmgtp]i?b|ms|ns|µs|rows|records|requests|reqs|tokens|events|entries|ops|iops|"
-                        r"packets|tonnes|tons|kg|km|people|users|visitors|votes|kwh|mwh|wh|m³|m3|gallons|litres|liters)\b",
-                        re.IGNORECASE)
+                        r"packets|tonnes|tons|kg|km|people|users|visitors|votes)\b", re.IGNORECASE)
 
 
 def vat_number(text: str, start: int, value: str) -> bool:
@@ -187,6 +186,12 @@ _DESCRIBED_AFTER = re.compile(
     r"(?=\s*(?:$|[.,;:!?)]|(?:btw|right|not|and|but|for|from|so|though|lol|instead)\b))", re.IGNORECASE)
 
 
+# Records a phone number is used as, or that name a person: "07700 900123 is my Revolut
+# account", "… is her member ID", "… is the tenant".
+_PERSONAL_KINDS = frozenset({"account", "acct", "member", "membership", "tenant", "customer", "client", "user",
+                             "login", "username", "subscriber", "loyalty", "contact"})
+
+
 def described_after(text: str, end: int, phone_words: Collection[str]) -> bool:
     """The words after the number call it a record ("... is my booking ref"), and none of
     them is a phone's word or "number" before the record's ("is the number on the order")."""
@@ -195,5 +200,5 @@ def described_after(text: str, end: int, phone_words: Collection[str]) -> bool:
         return False
     words = [re.sub(r"['’]s$", "", w.lower()) for w in match.group("words").split()]
     kind = match.group("kind").lower()
-    return kind not in NUMBER_WORDS and RECORDS.found_in([kind]) \
+    return kind not in NUMBER_WORDS and kind not in _PERSONAL_KINDS and RECORDS.found_in([kind]) \
         and not any(w in phone_words or w in NUMBER_WORDS for w in words)

@@ -281,6 +281,10 @@ def test_a_polish_call_and_a_phone_s_question_keep_the_phone_number(text, value)
     ("Employee number 5521, Sarah Khan, 555-867-5309", "555-867-5309"),
     ("Lieferschein an Frau Weber, 0171 2345678", "0171 2345678"),
     ("Call Tom on 07700 900123 wh/sms", "07700 900123"),
+    ("Kundennummer 4471, Ansprechpartner Herr Weber 0171 2345678", "0171 2345678"),   # the record has its number
+    ("Employee ID E5521 - Sarah Khan, 07700 900123", "07700 900123"),
+    ("Order 4471 for sarah khan 07700 900123", "07700 900123"),
+    ("my sister's is 07700 900654.", "07700 900654"),                 # a British mobile as printed
 ])
 def test_a_record_described_or_named_elsewhere_leaves_a_person_s_phone_number_masked(text, value):
     assert _phone(text, value) is True

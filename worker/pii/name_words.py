@@ -19,10 +19,15 @@ ANNOUNCING = (
     "merci", "gracias", "danke", "obrigado", "obrigada", "grazie", "mahalo", "kia ora", "ngā mihi", "g'day",
     "nombre", "apellido", "naam", "nom", "prénom", "nome", "cognome", "imię", "nazwisko", "imię i nazwisko",
     "beneficiario", "titular", "kontoinhaber", "destinatario", "empfänger", "holder", "account holder",
+    # "is called" and "my name is" of other languages
+    "se llama", "me llamo", "s'appelle", "m'appelle", "si chiama", "mi chiamo", "se chama", "me chamo",
+    "ich heiße", "er heißt", "sie heißt", "ik heet", "hij heet", "zij heet", "jag heter", "jeg heter",
+    "nazywa się", "nazywam się", "adım", "adı", "меня зовут", "его зовут", "её зовут", "ее зовут",
 )
 # Titles: what follows one is a name even when it is also a place or a programming language
 # ("Ms. Villanueva", "Ms. Haskell"), unless a number comes shortly before ("500 ms", "12 Oak Dr.").
-TITLES = ("mr", "mrs", "ms", "dr", "prof", "señor", "señora", "sra", "herr", "frau", "mme", "mlle")
+TITLES = ("mr", "mrs", "ms", "dr", "prof", "señor", "señora", "sra", "herr", "frau", "mme", "mlle", "dott", "dott.ssa",
+          "dottoressa", "avv", "srta", "doña")
 # Roles and relations that a name often follows ("patient Jane Doe", "my sister Amara"); a lone
 # word after one must be a known name.
 RELATIONS = (

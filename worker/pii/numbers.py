@@ -135,7 +135,8 @@ def _phone(text: str, match: re.Match[str]) -> Hit | None:
         return None
     if cue or strong:
         return Hit("PHONE_NUMBER", start, end, LIKELY)
-    if _phone_grouping(body) and len(digits) >= 9 or _LOCAL_555.fullmatch(body) and text[end:end + 1] != "-":
+    if _phone_grouping(body) and len(digits) >= 9 or _LOCAL_555.fullmatch(body) and text[end:end + 1] != "-" \
+            or _UK_MOBILE.fullmatch(body):
         return Hit("PHONE_NUMBER", start, end, UNCERTAIN)  # grouped like a phone number, nothing says so
     return None  # a bare run of digits with no phone word is as likely an order or account number
 
@@ -143,6 +144,8 @@ def _phone(text: str, match: re.Match[str]) -> Hit | None:
 # A North American local number on the 555 exchange ("555-0142", "555.0199"), the one films and
 # examples use: written so, it is a phone number even with no phone word (not "555-0142-B", a part).
 _LOCAL_555 = re.compile(r"555[ .\-]\d{4}")
+# A British mobile as it is printed ("07700 900654"): nothing else is written in that shape.
+_UK_MOBILE = re.compile(r"07\d{3} \d{6}")
 
 
 def _phone_grouping(body: str) -> bool:
@@ -160,7 +163,8 @@ def phone_in_context(text: str, start: int, value: str) -> bool:
     """Not a record's number (see ``_phone_alone``), nor the twin of one: a number no phone
     word announces, written like a record's number elsewhere in the text and starting with the
     same four digits ("Ticket 4471 2290 81 was merged into 4471 2290 12"), is that record's kind."""
-    if not _phone_alone(text, start, value) or _described_as_record(text, start, value.strip()):
+    if not _phone_alone(text, start, value) \
+            or phone_vetoes.described_after(text, start, value.strip(), PHONE_CUES.words - _PLACE_WORDS):
         return False  # a twin is never judged by what the words after this number call it
     value = value.strip()
     digits = re.sub(r"\D", "", value)
@@ -243,17 +247,12 @@ def _phone_alone(text: str, start: int, value: str) -> bool:
             or near == 1 and not RECORDS.found_in([word for word in unlabelled if word not in _NUMBER_WORDS]):
         return True  # "Montreal # 514 555-0174", "Alt. No.: +966 11 234 5678": no business word names a business number
     strong = PHONE_CUES.words - WEAK_PHONE_CUES
-    if all(word in _NUMBER_WORDS for word in before[business[-1] + 1:]):
+    between = before[business[-1] + 1:]
+    if all(word in _NUMBER_WORDS for word in between):
         return False  # "calling about ticket 3318802": the business word names this number
+    if phone_vetoes.another_s_number(text, start, between):
+        return True  # "Kundennummer 4471, Herr Weber 0171 2345678": the record has its number, a person follows
     return any(word in strong for word in before)  # "my phone number for the order is ...": a phone word wins
-
-
-def _described_as_record(text: str, start: int, value: str) -> bool:
-    """"the 0412 889 301 thing is my booking ref": the words after the number call it a record,
-    with no phone word before it and no "+" or bracket dialling it."""
-    before = words_before(text, start, 6)
-    return phone_vetoes.described_after(text, start + len(value), PHONE_CUES.words) \
-        and not value.startswith(("+", "(")) and not (set(before) & (PHONE_CUES.words - _PLACE_WORDS))
 
 
 def named_by_record(text: str, start: int) -> bool:

@@ -192,13 +192,27 @@ _PERSONAL_KINDS = frozenset({"account", "acct", "member", "membership", "tenant"
                              "login", "username", "subscriber", "loyalty", "contact"})
 
 
-def described_after(text: str, end: int, phone_words: Collection[str]) -> bool:
+def described_after(text: str, start: int, value: str, phone_words: Collection[str]) -> bool:
     """The words after the number call it a record ("... is my booking ref"), and none of
-    them is a phone's word or "number" before the record's ("is the number on the order")."""
-    match = _DESCRIBED_AFTER.match(text, end)
-    if match is None:
+    them is a phone's word or "number" before the record's ("is the number on the order");
+    no phone word comes before the number and no "+" or bracket dials it."""
+    match = _DESCRIBED_AFTER.match(text, start + len(value))
+    if match is None or value.startswith(("+", "(")) or set(words_before(text, start, 6)) & set(phone_words):
         return False
     words = [re.sub(r"['’]s$", "", w.lower()) for w in match.group("words").split()]
     kind = match.group("kind").lower()
     return kind not in NUMBER_WORDS and kind not in _PERSONAL_KINDS and RECORDS.found_in([kind]) \
         and not any(w in phone_words or w in NUMBER_WORDS for w in words)
+
+
+def another_s_number(text: str, start: int, between: list[str]) -> bool:
+    """Between a record's word and the number: the record's own number, then a person's title or
+    a name the view capitalises ("Kundennummer 4471, Herr Weber ...", "Employee ID E5521 - Sarah
+    Khan, ..."): the record is numbered already, and the number is the person's."""
+    if not any(re.search(r"\d", word) for word in between):
+        return False
+    tail = re.split(r"\S*\d\S*", text[max(0, start - 80):start])[-1]
+    return bool(set(between) & _TITLES) or re.search(r"\b[A-Z][a-z]{2,} [A-Za-z]{2,}\b", tail) is not None
+
+
+_TITLES = frozenset({"mr", "mrs", "ms", "dr", "herr", "frau", "mme", "sr", "sra", "pan", "pani"})

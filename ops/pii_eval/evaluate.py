@@ -220,7 +220,7 @@ Recognizers were tuned on `dev` only; the name model was trained on `dev` before
 files were written, so their names are not training data. No example of `heldout`, `blind` or
 `fresh` was read.
 
-Their aggregate tables were looked at forty-one times: `heldout`'s once mid-way, after which
+Their aggregate tables were looked at forty-two times: `heldout`'s once mid-way, after which
 `blind` was written; both when the first version of this page was written; both after each
 of seven rounds of `dev` changes to the rule finders (new `dev` files, number and business-word
 rules, names grown over the rest of a name and after titles, narrowings that unit tests and a
@@ -356,7 +356,10 @@ measure. A review then wrote sentences that these rules unmasked ("07700 900123 
 account", a landlord's number beside a tenant's described as a record, "Employee number 5521,
 Sarah Khan, 555-867-5309", "Login desde la versión 81.2.69.160"), so new record words and units
 were dropped and the other rules narrowed before the forty-first look, which gave the same
-figures. At the fortieth look, after the rules above (none drawn from it), `fresh` leaked no
+figures. The forty-second followed three rules from that review and `dev`: a record's word no
+longer unmasks a person's phone after the record's own number and a title or a name
+("Kundennummer 4471, Herr Weber 0171 2345678"), a British mobile as printed ("07700 900654") is
+a phone number, and "is called" of ten languages and Italian titles announce names. At the fortieth look, after the rules above (none drawn from it), `fresh` leaked no
 phone number and no IP address, 10 names (5.3 %) and the same wallet, with 0.102 false
 placeholders per sentence and 17 on ids (its table below); `heldout` and `blind` scored as at
 the thirty-ninth. Its examples are not read; the next rules must come from new `dev` files

@@ -551,3 +551,9 @@ def test_an_escaped_line_break_reads_as_whitespace_but_not_inside_a_windows_path
     view = canonical_view("Best,\\nMarc")
     assert view.to_original(6, 10) == (7, 11)
     assert canonical_view("C:\\nadia\\notes.txt").text.lower() == "c:\\nadia\\notes.txt"  # after a drive's letter
+
+
+def test_a_card_read_out_in_words_after_a_card_word_is_a_card():
+    text = "Agent: I'll read back the card: five three seven four, one two one five, four seven two eight, zero three."
+    assert [label for label, _, _ in _found(payments.cards, text)] == ["CREDIT_CARD"]
+    assert _found(payments.cards, "the code is five three seven four, one two one five, four seven two eight") == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from ibex_worker.pii import spoken
 from ibex_worker.pii.business import BUSINESS
 from ibex_worker.pii.checksums import gtin_valid, luhn_valid
 from ibex_worker.pii.context import Cues, words_before
@@ -34,6 +35,20 @@ def cards(text: str) -> list[Hit]:
         score = _card_score(text, match.start(), raw, digits)
         if score:
             hits.append(Hit("CREDIT_CARD", match.start(), match.end(), score))
+    return hits + _read_out_cards(text)
+
+
+def _read_out_cards(text: str) -> list[Hit]:
+    """A card read out in words ("read back the card: five three seven four, one two ..."):
+    13 to 19 digits, most said in words, after a card's word or valid as a card."""
+    hits = []
+    for start, end in spoken.spoken_spans(text):
+        digits, said = spoken.spoken_digits(text[start:end])
+        if not (13 <= len(digits) <= 19 and said >= 8):
+            continue
+        cue = CARD_CUES.found_in(words_before(text, start, 6))
+        if cue or luhn_valid(digits) and card_network(digits):
+            hits.append(Hit("CREDIT_CARD", start, end, CERTAIN if cue and luhn_valid(digits) else LIKELY))
     return hits
 
 

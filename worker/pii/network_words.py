@@ -33,7 +33,9 @@ NETWORK_WORDS = Cues.of(["resolver", "nameserver", "firewall", "allowlist", "whi
 # dotted quad, with no word of networks in the clause, they make the quads of it versions.
 UPGRADES = Cues.of(["version", "versions", "firmware", "release", "releases", "build", "upgrade", "upgraded",
                     "upgrading", "update", "updated", "updates", "updater", "downgrade", "downgraded", "patched",
-                    "bumped", "pinned", "rolled back", "kernel", "bios"])
+                    "bumped", "pinned", "rolled back", "kernel", "bios", "bump", "rollback", "roll back", "revert",
+                    "reverted", "aggiornato", "aggiornamento", "actualizado", "actualización", "aktualisiert",
+                    "atualizado", "mis à jour", "bijgewerkt"])
 # Words that name a quad an address outright ("the ip is 10.20.4.77, the version is 10.20.4").
 ADDRESS_WORDS = Cues.of(["ip", "ips", "ipv4", "address", "addr", "host", "hostname"])
 # A dotted number of two or more parts; a wildcard part ("10.1.2.x") makes it a range, no version.

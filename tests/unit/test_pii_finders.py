@@ -551,9 +551,18 @@ def test_an_escaped_line_break_reads_as_whitespace_but_not_inside_a_windows_path
     view = canonical_view("Best,\\nMarc")
     assert view.to_original(6, 10) == (7, 11)
     assert canonical_view("C:\\nadia\\notes.txt").text.lower() == "c:\\nadia\\notes.txt"  # after a drive's letter
+    assert canonical_view("home\\user\\nadia").text.lower() == "home\\user\\nadia"      # a path's folder
+    assert canonical_view("Best,\\nMarc\\nSenior PM").text == "Best, Marc senior pm"      # escapes are no path
+    assert canonical_view("amount,order\\nbc1q").text.lower() == "amount,order bc1q"
 
 
 def test_a_card_read_out_in_words_after_a_card_word_is_a_card():
     text = "Agent: I'll read back the card: five three seven four, one two one five, four seven two eight, zero three."
     assert [label for label, _, _ in _found(payments.cards, text)] == ["CREDIT_CARD"]
     assert _found(payments.cards, "the code is five three seven four, one two one five, four seven two eight") == []
+
+
+def test_a_mistyped_bech32_address_after_a_wallet_word_is_a_wallet_and_elsewhere_nothing():
+    value = "bc1qk4m7x2n9p0d8f5r3t6w1y8c2v4b7n9h0j3l5q8"
+    assert [v.lower() for _, v, _ in _found(payments.wallets, f"wallet,asset\\n{value},BTC")] == [value]
+    assert _found(payments.wallets, f"commit {value} merged") == []

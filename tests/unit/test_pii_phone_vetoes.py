@@ -285,6 +285,8 @@ def test_a_polish_call_and_a_phone_s_question_keep_the_phone_number(text, value)
     ("Employee ID E5521 - Sarah Khan, 07700 900123", "07700 900123"),
     ("Order 4471 for sarah khan 07700 900123", "07700 900123"),
     ("my sister's is 07700 900654.", "07700 900654"),                 # a British mobile as printed
+    ("the right address is 77 Birchwood Lane, Leeds, contact number 07700 900418.", "07700 900418"),
+    ("Müşteri Elif Yılmaz, cep +90 532 555 41 77, sipariş 771-204-5540.", "+90 532 555 41 77"),  # Turkish mobile
 ])
 def test_a_record_described_or_named_elsewhere_leaves_a_person_s_phone_number_masked(text, value):
     assert _phone(text, value) is True
@@ -301,3 +303,7 @@ def test_an_ssn_a_clause_calls_a_member_id_stays_an_ssn():
 ])
 def test_a_callback_s_compound_and_a_russian_phone_s_number_word_keep_the_phone_number(text, value, phone):
     assert _phone(text, value) is phone
+
+
+def test_a_brazilian_postcode_after_its_word_is_no_phone_number():
+    assert _phone("Telefone: (11) 98765-4321; CEP: 01310-100", "01310-100") is False

@@ -281,3 +281,16 @@ def test_names_that_are_words_as_objects_of_person_verbs_and_as_a_pair(redactor,
 ])
 def test_verbs_and_conjunctions_alone_make_no_name(redactor, text):
     assert _one(redactor, text).content == text
+
+
+@pytest.mark.parametrize("text", [
+    "Warranty claim WC-778-21-0093 covers the hub.",
+    "The form also lists claim 318-40-6672-B, which is our reference.",
+    "The second order #600-22-7781 was cancelled.",
+])
+def test_an_uncertain_ssn_shape_inside_a_code_or_after_an_order_word_is_not_masked(redactor, text):
+    assert redactor.redact_many([text])[0].content == text
+
+
+def test_an_ssn_with_its_word_stays_masked_whatever_follows(redactor):
+    assert "412-67-9021" not in redactor.redact_many(["my SSN is 412-67-9021, the claim is CL-4471"])[0].content

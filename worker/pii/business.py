@@ -54,7 +54,7 @@ _REGISTERS = [
     "ust", "rcs", "nip", "regon", "krs", "kvk", "orgnr", "company no", "company registration", "business number",
     "employer number", "hrb", "hra", "duns", "d-u-n-s", "lei", "rea", "aba", "routing", "swift", "bic",
     "consignment", "rma", "pin", "ts", "lotto", "sipariş", "siparis", "barcode", "barras", "boleto", "iata",
-    "charity", "registration", "cep", "cvr", "gst", "hst", "nipc", "nif da empresa",
+    "charity", "registration", "cvr", "gst", "hst", "nipc", "nif da empresa",
 ]
 
 # Video meetings' ids ("meeting ID 891 2345 6780"); a dial-in number is written with a phone
@@ -104,8 +104,10 @@ BUSINESS = Cues.of(_WORDS)
 # after "PIN" or "Kartennummer" is still one).
 RECORDS = _RecordCues.of(_WORDS + _REGISTERS + _MEETINGS)
 
-# Words of products and stock, under which no one files a person's SSN (member, account,
-# claim, case and record numbers are where SSNs are filed, so they are not here).
+# Words of products, stock, orders and tickets, under which no one files a person's SSN
+# (member, account, claim, case, policy and record numbers are where SSNs are filed, so they
+# are not here).
 PRODUCT_RECORDS = frozenset({"lot", "batch", "sku", "part", "model", "serial", "item", "pn", "upc", "ean", "gtin",
-                             "dpci", "asin", "catalog", "catalogue", "style"})
+                             "dpci", "asin", "catalog", "catalogue", "style", "order", "invoice", "ticket", "tracking",
+                             "shipment", "po", "rma", "quote", "booking", "reservation", "voucher", "coupon", "#"})
 SSN_WORDS = Cues.of(["ssn", "ss", "social", "security", "itin", "taxpayer", "tin"])

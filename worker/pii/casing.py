@@ -44,15 +44,23 @@ class View:
         return self.offsets[start], self.offsets[end - 1] + 1
 
 
-# A line break or tab written as an escape (``Best,\nMarc``, a text encoded twice on its way
-# here) reads as whitespace, except where it may begin a name in a Windows path
-# (``C:\Users\nadia``: a letter before it and a lower-case letter after) or after a drive's letter
-# (``C:\nadia``).
-_ESCAPED_BREAK = re.compile(r"(?<![A-Za-z]:)(?:(?<!\\)\\[nrt](?![a-z])|(?<=[^\w\\])\\[nrt])")
+# A line break or tab written as an escape (``Best,\nMarc``, ``amount,order\nbc1q…``: a text
+# encoded twice on its way here) reads as whitespace, except inside a Windows path, where it
+# begins a folder's name (``C:\Users\nadia``, ``C:\nadia``: the word before it starts with a
+# drive's letter or holds a backslash that is no escape), and after an escaped backslash (``\\n``).
+_ESCAPED_BREAK = re.compile(r"(?<!\\)\\[nrt]")
+_PATH_BEFORE = re.compile(r"\\(?![nrt])|^[A-Za-z]:")
+
+
+def _unescape_breaks(text: str) -> str:
+    def blank(match: re.Match[str]) -> str:
+        word_before = re.split(r"\s", text[max(0, match.start() - 200):match.start()])[-1]
+        return match.group(0) if _PATH_BEFORE.search(word_before) else "  "
+    return _ESCAPED_BREAK.sub(blank, text)
 
 
 def canonical_view(text: str) -> View:
-    collapsed, offsets = _collapse_whitespace(_ESCAPED_BREAK.sub("  ", text))
+    collapsed, offsets = _collapse_whitespace(_unescape_breaks(text))
     folded = "".join(_fold(ch) for ch in collapsed)
     return View(text, truecase(folded), folded, tuple(offsets))
 

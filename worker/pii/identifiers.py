@@ -192,3 +192,13 @@ def creditor_references(text: str) -> list[tuple[int, int]]:
                     spans.append((match.start(), match.start() + len(value)))
                 break
     return spans
+
+
+# Letters glued before with a hyphen, or a hyphen and more after ("WC-778-21-0093",
+# "318-40-6672-B"): the number is part of a longer code.
+_CODE_AROUND = re.compile(r"[A-Za-z]-$|^-\w")
+
+
+def inside_code(text: str, start: int, end: int) -> bool:
+    """The value continues a code of letters and hyphens on either side."""
+    return bool(_CODE_AROUND.search(text[max(0, start - 2):start]) or _CODE_AROUND.search(text[end:end + 2]))

@@ -227,7 +227,7 @@ def _phone_alone(text: str, start: int, value: str) -> bool:
     if _URL_PATH.search(text[max(0, start - 120):start]):
         return False  # "dhl.de/t/4417829310": a path segment of a web address ("wa.me/..." is found on its own)
     before = words_before(text, start, 6)
-    if phone_vetoes.vat_number(text, start, value) or phone_vetoes.zip_plus_four(text, value) \
+    if phone_vetoes.vat_number(text, start, value) or phone_vetoes.postcode(text, start, value) \
             or phone_vetoes.named_kind(text, start, value) \
             or phone_vetoes.meeting_id(text, start) and not value.startswith("+") and not _phone_cue(text, start):
         return False  # "VAT Reg. GB 123 4567 89", "BE 0417.497.106", a ZIP+4 code in a text about postal codes
@@ -250,8 +250,9 @@ def _phone_alone(text: str, start: int, value: str) -> bool:
     between = before[business[-1] + 1:]
     if all(word in _NUMBER_WORDS for word in between):
         return False  # "calling about ticket 3318802": the business word names this number
-    if phone_vetoes.another_s_number(text, start, between):
-        return True  # "Kundennummer 4471, Herr Weber 0171 2345678": the record has its number, a person follows
+    if phone_vetoes.another_s_number(text, start, between) \
+            or len(before) >= 2 and before[-2] in _PHONE_HEADS and before[-1] in _BARE_NUMBER_WORDS:
+        return True  # "Kundennummer 4471, Herr Weber 0171 2345678", "..., contact number 07700 900418"
     return any(word in strong for word in before)  # "my phone number for the order is ...": a phone word wins
 
 

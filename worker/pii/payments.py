@@ -101,11 +101,14 @@ _CUED_WALLET = re.compile(r"(?<![\w])(?:[lmdrxt][1-9a-z]{24,34}|[1-9a-z]{32,44})
 # distinctive by shape.
 _SHAPED_WALLET = re.compile(r"(?<![\w])(?:ltc1[ac-hj-np-z02-9]{25,62}|addr1[ac-hj-np-z02-9]{50,110}|"
                             r"(?:bitcoincash:)?[qp][ac-hj-np-z02-9]{41}|[48][0-9a-z]{94})(?![\w])", re.IGNORECASE)
+# A bech32 address with characters its alphabet lacks ("bc1qk4m7…b7n9…"): a mistyped or
+# invented address, a wallet only where a coin's or wallet's word comes before it.
+_LOOSE_BECH32 = re.compile(r"(?<![\w])(?:bc|ltc)1[0-9a-z]{25,62}(?![\w])", re.IGNORECASE)
 COIN_CUES = Cues.of([
     "wallet", "ltc", "litecoin", "doge", "dogecoin", "sol", "solana", "phantom", "xmr", "monero", "p2sh",
     "p2pkh", "bech32", "payout", "deposit", "withdrawal", "crypto", "usdt", "usdc", "sol.transfer", "xrp",
     "ripple", "cardano", "bch", "tron", "trx", "dash", "address", "addr", "indirizzo", "adresse", "dirección",
-    "direccion", "endereço", "endereco", "adres", "adresa",
+    "direccion", "endereço", "endereco", "adres", "adresa", "btc", "bitcoin",
 ])
 
 
@@ -122,6 +125,10 @@ def wallets(text: str) -> list[Hit]:
             continue  # base58 has no 0; hex is a hash or a digest
         if COIN_CUES.found_in(words_before(text, match.start(), 8)):
             hits.append(Hit("CRYPTO", match.start(), match.end(), CERTAIN))
+    for match in _LOOSE_BECH32.finditer(text):
+        if not any(h.start <= match.start() < h.end for h in hits) and not _CRYPTO.fullmatch(match.group(0)) \
+                and COIN_CUES.found_in(words_before(text, match.start(), 8)):
+            hits.append(Hit("CRYPTO", match.start(), match.end(), LIKELY))  # a mistyped address still is one
     for match in _CRYPTO.finditer(text):
         value = match.group(0).lower()
         if value[0] in "13" and (value.isdigit() or value.isalpha() or "0" in value

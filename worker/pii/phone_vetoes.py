@@ -85,10 +85,21 @@ def clause_head(text: str, start: int, phone_words: Collection[str]) -> bool | N
 
 
 _ZIP_PLUS_FOUR = re.compile(r"\d{5}-\d{4}")
+# A Brazilian postcode after its word ("CEP 01310-100"); Turkish "cep" is a mobile ("cep +90 532 ...").
+_CEP = re.compile(r"(?<![\w])cep\s*:?\s*$", re.IGNORECASE)
+
+
 _POSTAL_WORDS = re.compile(r"\b(?:zip|zips|zipcode|zip\+4|postal|postcode|postcodes)\b", re.IGNORECASE)
 
 
-def zip_plus_four(text: str, value: str) -> bool:
+def postcode(text: str, start: int, value: str) -> bool:
+    """A ZIP+4 code in a text about postal codes, or ``CEP 01310-100``: a Brazilian postcode,
+    eight digits, after its word."""
+    return _zip_plus_four(text, value) or _CEP.search(text[max(0, start - 8):start]) is not None \
+        and re.fullmatch(r"\d{5}-?\d{3}", value) is not None
+
+
+def _zip_plus_four(text: str, value: str) -> bool:
     """``60614-2210`` in a text that speaks of ZIP or postal codes (a column of a table headed
     "zip"): a ZIP+4 code."""
     return _ZIP_PLUS_FOUR.fullmatch(value) is not None and _POSTAL_WORDS.search(text) is not None

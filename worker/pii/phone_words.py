@@ -15,7 +15,7 @@ PHONE_CUES = Cues.of([
     "calling", "ring", "text", "txt", "sms", "whatsapp", "signal", "telegram", "viber", "wechat", "fax",
     "landline", "hotline", "dial", "reach", "reached", "contact", "number", "ph", "m", "t", "p", "o", "w", "h",
     "direct", "switchboard", "voicemail", "ext", "extension", "móvil", "movil", "teléfono", "telefono", "tlf",
-    "handy", "telefon", "tél", "téléphone", "portable", "celular", "cel", "telefone", "zap", "emergency",
+    "handy", "telefon", "tél", "téléphone", "portable", "celular", "cel", "telefone", "zap", "emergency", "cep",
     "phone number", "call me", "call back", "callback", "call-back", "back on", "reach me", "on", "at",
     "caller", "area code", "sími", "simi", "puhelin", "puh", "telefonnummer", "tlf.", "telefonu", "telefonos",
     "τηλ", "τηλέφωνο", "тел", "телефон", "sđt", "hp", "no hp", "nomor", "nombor", "telp", "telpon", "numero",

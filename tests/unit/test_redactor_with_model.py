@@ -294,3 +294,8 @@ def test_an_uncertain_ssn_shape_inside_a_code_or_after_an_order_word_is_not_mask
 
 def test_an_ssn_with_its_word_stays_masked_whatever_follows(redactor):
     assert "412-67-9021" not in redactor.redact_many(["my SSN is 412-67-9021, the claim is CL-4471"])[0].content
+
+
+def test_an_ssn_word_anywhere_in_the_text_keeps_an_ssn_shape_after_a_ticket_word_masked(redactor):
+    text = "ticket 412-67-9021 - this is my social security number, please update"
+    assert "412-67-9021" not in redactor.redact_many([text])[0].content

@@ -34,7 +34,7 @@ def ip_in_context(text: str, start: int, end: int) -> bool:
                 or value.startswith("0.")
                 or _network(text, start, end) or _NETMASK.fullmatch(value) is not None
                 or _version_like(value) and not IP_CUES.found_in(before) and text[start - 1:start] != "@"
-                or _version_change(text, start) or _product_version(text, start, end, before)
+                or _version_change(text, start, end) or _product_version(text, start, end, before)
                 or version_quads.read_as_version(text, start, end)
                 or _version_sibling(text, start, end) and not ADDRESS_WORDS.found_in(before)
                 and not NETWORK_WORDS.found_in(words_before(text, start, 12, reach=120)))
@@ -52,13 +52,16 @@ def _other_version_word(text: str, start: int, named: list[str]) -> bool:
 _HARDWARE_ID = re.compile(r"(?:[0-9a-f]{2}:){5,7}[0-9a-f]{2}", re.IGNORECASE)
 
 
-def _version_change(text: str, start: int) -> bool:
+def _version_change(text: str, start: int, end: int) -> bool:
     """``firmware ... from 9.3.10.1 to 9.3.12.4``: right after "from" or "to", in a clause that
-    speaks of a version change and of no host (its only network words are "from" and "to")."""
+    speaks of a version change and of no host (its only network words are "from" and "to"),
+    nor do the words right after it ("rollback to 10.20.5.31 where the old server lives")."""
     clause = words_before(text, start, 24, reach=200)
     others = [word for word in clause if word not in _DIRECTIONS]
+    after = [word for word in re.findall(r"[^\W_]+", re.split(r"[.;|\n]", text[end:end + 80])[0].lower())[:8]
+             if word not in _DIRECTIONS]
     return (bool(clause) and clause[-1] in _DIRECTIONS and UPGRADES.found_in(clause)
-            and not IP_CUES.found_in(others) and not NETWORK_WORDS.found_in(others))
+            and not IP_CUES.found_in(others + after) and not NETWORK_WORDS.found_in(others + after))
 
 
 # A product's name right before the quad: a word the view capitalises (no common word), no digits.

@@ -299,3 +299,7 @@ def test_an_ssn_with_its_word_stays_masked_whatever_follows(redactor):
 def test_an_ssn_word_anywhere_in_the_text_keeps_an_ssn_shape_after_a_ticket_word_masked(redactor):
     text = "ticket 412-67-9021 - this is my social security number, please update"
     assert "412-67-9021" not in redactor.redact_many([text])[0].content
+
+
+def test_an_ssn_shape_after_a_member_s_number_sign_stays_masked(redactor):
+    assert "423-55-1234" not in redactor.redact_many(["Member # 423-55-1234 called about the bill"])[0].content

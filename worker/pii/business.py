@@ -109,5 +109,5 @@ RECORDS = _RecordCues.of(_WORDS + _REGISTERS + _MEETINGS)
 # are not here).
 PRODUCT_RECORDS = frozenset({"lot", "batch", "sku", "part", "model", "serial", "item", "pn", "upc", "ean", "gtin",
                              "dpci", "asin", "catalog", "catalogue", "style", "order", "invoice", "ticket", "tracking",
-                             "shipment", "po", "rma", "quote", "booking", "reservation", "voucher", "coupon", "#"})
+                             "shipment", "po", "rma", "quote", "booking", "reservation", "voucher", "coupon"})
 SSN_WORDS = Cues.of(["ssn", "ss", "social", "security", "itin", "taxpayer", "tin"])

@@ -258,8 +258,8 @@ def _phone_alone(text: str, start: int, value: str) -> bool:
 
 def named_by_record(text: str, start: int) -> bool:
     """The clause ``start`` completes names a record's number, not a phone's, or a record's word
-    stands right before it with no identifier's name near ("Lot 402-19-7734", "batch 123-45-6789")."""
-    before = words_before(text, start, 4)
+    stands right before it with no identifier's name near ("Lot 402-19-7734", "order #600-22-7781")."""
+    before = [word for word in words_before(text, start, 4) if word != "#"]
     return phone_vetoes.clause_head(text, start, _PHONE_HEADS) is False or bool(before) \
         and before[-1] in PRODUCT_RECORDS and not SSN_WORDS.found_in(before)
 

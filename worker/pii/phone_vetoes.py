@@ -187,8 +187,7 @@ def meeting_id(text: str, start: int) -> bool:
 # What follows a number when the sentence says what record it is: "the 0412 889 301 thing is
 # my booking ref btw", "0117 2290, is the boiler's service code", "0412 778 903 but that's the
 # member number right?": a copula, a determiner, at most three words and a record's word
-# ending the phrase (before its number word, if any, and a clause's end). The caller checks
-# that no phone word comes before the number ("my new number is ... and that's the booking").
+# ending the phrase (before its number word, if any, and a clause's end).
 _DESCRIBED_AFTER = re.compile(
     r"(?:\s+(?:thing|one|i\s+sent(?:\s+earlier)?|you\s+(?:have|saw|mean)))?\s*,?\s*(?:but\s+)?"
     r"(?:that['’]s|that\s+(?:is|was)|which\s+(?:is|was)|it['’]s|is|was)\s+(?:just\s+|only\s+|actually\s+)?"

@@ -202,12 +202,12 @@ _PERSONAL_KINDS = frozenset({"account", "acct", "member", "membership", "tenant"
                              "login", "username", "subscriber", "loyalty", "contact"})
 
 
-def described_after(text: str, start: int, value: str, phone_words: Collection[str]) -> bool:
+def described_after(text: str, start: int, value: str, phone_words: frozenset[str]) -> bool:
     """The words after the number call it a record ("... is my booking ref"), and none of
     them is a phone's word or "number" before the record's ("is the number on the order");
     no phone word comes before the number and no "+" or bracket dials it."""
     match = _DESCRIBED_AFTER.match(text, start + len(value))
-    if match is None or value.startswith(("+", "(")) or set(words_before(text, start, 6)) & set(phone_words):
+    if match is None or value.startswith(("+", "(")) or phone_words.intersection(words_before(text, start, 6)):
         return False
     words = [re.sub(r"['’]s$", "", w.lower()) for w in match.group("words").split()]
     kind = match.group("kind").lower()

@@ -156,3 +156,23 @@ def test_a_host_word_in_the_clause_or_an_ip_s_version_keeps_the_address(text):
 def test_a_rollback_or_a_bump_to_a_quad_is_a_version_change(text, value, address):
     start = text.index(value)
     assert networks.ip_in_context(text, start, start + len(value)) is address
+
+
+@pytest.mark.parametrize("text, value, address", [
+    ('versionName "4.8.12.1"\nversionCode 40812', "4.8.12.1", False),                # a build file's glued key
+    ("minSdkVersion 24, appVersion 6.2.14.3", "6.2.14.3", False),
+    ("image: registry.example.com/billing:2.14.3.1", "2.14.3.1", False),             # an image's tag
+    ("image_tag: 2.14.3.1", "2.14.3.1", False),
+    ("HTTP 502 after deploying 2.7.14.3; moved to the queue", "2.7.14.3", False),     # shipped by the verb
+    ("Deploy 5.9.1.204 to staging succeeded", "5.9.1.204", False),
+    ("Docker image 1.27.4.0-alpine pushed", "1.27.4.0", False),                     # tagged after it
+    ("conversion 81.2.69.160 at 14:02", "81.2.69.160", True),                        # no glued key
+    ("ssh deploy@10.0.0.5 failed", "10.0.0.5", True),                                # a login at a host
+    ("deployed 81.2.69.160 behind the firewall", "81.2.69.160", True),               # a network word around it
+    ("deploying 81.2.69.160 as the new gateway", "81.2.69.160", True),
+    ("tag: 81.2.69.160", "81.2.69.160", True),                                       # a bare tag names no image
+    ("the laptop at 10.20.5.31-dev is slow", "10.20.5.31", True),                    # a host word before the tag
+])
+def test_a_build_s_key_image_verb_or_tag_makes_a_quad_a_version_unless_hosts_are_around(text, value, address):
+    start = text.index(value)
+    assert networks.ip_in_context(text, start, start + len(value)) is address

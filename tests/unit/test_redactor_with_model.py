@@ -303,3 +303,19 @@ def test_an_ssn_word_anywhere_in_the_text_keeps_an_ssn_shape_after_a_ticket_word
 
 def test_an_ssn_shape_after_a_member_s_number_sign_stays_masked(redactor):
     assert "423-55-1234" not in redactor.redact_many(["Member # 423-55-1234 called about the bill"])[0].content
+
+
+@pytest.mark.parametrize("text", [
+    "Contrat 4417 8820 1193 0047 renouvelé pour 36 mois, remise 8,5 %.",
+    "la versión 6.2.0.1143 ya está en producción, el pedido 771-204-5537 se procesó bien",
+])
+def test_the_last_group_of_a_longer_number_is_no_postcode(redactor, text):
+    assert "STREET_ADDRESS" not in {f.entity_type for f in _one(redactor, text).findings}
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Send it to Lindenallee 5 50968 Köln please", "Send it to [STREET_ADDRESS] please"),
+    ("Ship to Keizersgracht 123 1015 CJ Amsterdam", "Ship to [STREET_ADDRESS]"),
+])
+def test_a_postcode_after_a_door_s_number_stays_in_the_address(redactor, text, expected):
+    assert _one(redactor, text).content == expected

@@ -87,6 +87,8 @@ def may_be_place(match: re.Match[str]) -> bool:
     lexicon knows only from a dictionary ("antwerpen", "milano") may be one. A three-digit code
     is too common a number to stand for a postcode before anything but a known place."""
     word = match.group("place")
+    if "code" in match.groupdict() and tail_of_number(match.string, match.start()):
+        return False
     place = word.lower()
     share = capitalised_share(place)
     if share is not None and share < 0.5 and not word[0].isupper():
@@ -103,6 +105,13 @@ def may_be_place(match: re.Match[str]) -> bool:
             and place in function_words():
         return False  # "für 2023 über ...": a year before another language's word ("2000 Antwerpen" is a place)
     return share is not None and share >= 0.5 or not is_common(place) and word[0].isupper()
+
+
+def tail_of_number(text: str, start: int) -> bool:
+    """"Contrat 4417 8820 1193 0047 renouvelé", "6.2.0.1143 ya", "771-204-5537 se": the
+    last group of a longer number (a group of three digits or more before it, or a digit
+    glued by a point, dash or slash) is no postcode."""
+    return re.search(r"\d(?:\d\d\s|[.\-/])$", text[max(0, start - 4):start]) is not None
 
 
 def plausible_anchor(value: str) -> bool:

@@ -165,8 +165,9 @@ def addresses(text: str) -> list[Hit]:
             if anchor is _NAMED_STREET and re.search(r"\bav$", match.group(0), re.IGNORECASE) \
                     and vetoes.scandinavian_by("av", " ".join(text[match.end():].split()[:3])):
                 continue  # "ärendet handläggs av enheten för ...": Swedish "by", not an avenue
-            if match.groupdict().get("letters") and match.group("letters").lower() in NOT_POSTCODE_LETTERS:
-                continue  # "2024 de", "1000 IU": a year or an amount before a word, not "1017 XN"
+            if match.groupdict().get("letters") and (match.group("letters").lower() in NOT_POSTCODE_LETTERS
+                                                     or vetoes.tail_of_number(text, match.start())):
+                continue  # "2024 de", "1000 IU", "6.2.0.1143 ya": a year, an amount, a number's tail
             if match.groupdict().get("letters") and not re.match(r"\s*,?\s*[^\W\d_]", text[match.end():]):
                 continue  # "port 8080 po 30000 ms": a Dutch postcode is written before its town
             first = match.group(0).split()[0].lower().strip(".:#")

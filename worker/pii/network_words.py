@@ -17,11 +17,27 @@ NOT_AN_IP = Cues.of(["version", "ver", "v", "build", "release", "firmware", "rev
 OTHER_VERSION_WORDS = Cues.of(["versión", "versione", "versão", "versao", "versie", "wersja", "wersji", "verze",
                                "sürüm", "sürümü", "バージョン", "版本", "버전"])
 VERSION_SUFFIXES = ("-version", "版本", "バージョン", "버전")
+# A version's key glued to another word, as build files write it ("versionName 4.8.12.1",
+# "minSdkVersion"): "conversion" or "subversion" name no version.
+GLUED_VERSION_KEY = re.compile(r"version(?:name|code|number|string|tag|id)|[a-z]*(?:sdk|app|client|server|file|"
+                               r"assembly|product|current|installed|latest|firmware|fw|os|api|agent|package|"
+                               r"schema|binary|component|build|engine|plugin|runtime|kernel|driver|bios|target|"
+                               r"min|max|old|new|release)version")
+# Words that ship a build right before its number ("after deploying 2.7.14.3").
+DEPLOYS = Cues.of(["deploy", "deploys", "deployed", "deploying", "redeploy", "redeployed", "ship", "ships",
+                   "shipped", "shipping", "tagged"])
+# A build's tag glued after the quad ("1.27.4.0-alpine", "3.2.1.4-rc2"): no host's address has one.
+BUILD_TAG_AFTER = re.compile(r"-(?:alpine|slim|bookworm|bullseye|buster|jammy|focal|noble|ubi\d*|rc\d*|beta\d*|"
+                             r"alpha\d*|dev\d*|snapshot|release|final|ga|lts|hotfix\d*|nightly|preview)(?![\w])",
+                             re.IGNORECASE)
+# An image's tag: the quad right after a path and a colon ("registry.example.com/billing:2.14.3.1").
+IMAGE_TAG_BEFORE = re.compile(r"[\w.\-]+/[\w.\-]+:$")
 IP_CUES = Cues.of(["ip", "ips", "ipv4", "address", "addr", "host", "hosts", "hostname", "server", "servers",
                    "gateway", "gateways", "gw", "dns", "router", "ping", "from", "to", "src", "dst", "source",
                    "destination", "client", "peer", "subnet", "connect", "connected", "connection", "login",
                    "logged", "blocked", "allow", "deny", "proxy", "vpn", "remote", "origin", "forwarded",
-                   "x-forwarded-for", "@", "nameserver", "nameservers", "resolver", "resolvers", "upstream", "inet"])
+                   "x-forwarded-for", "@", "nameserver", "nameservers", "resolver", "resolvers", "upstream", "inet", "outbound", "inbound",
+                   "egress", "ingress"])
 # Words of networks that, anywhere in a clause, keep a version change from explaining a quad
 # ("moved the build agent to 10.120.3.8": a host that moved).
 NETWORK_WORDS = Cues.of(["resolver", "nameserver", "firewall", "allowlist", "whitelist", "blocklist", "blacklist",

@@ -12,8 +12,9 @@ import re
 
 from ibex_worker.pii import version_quads
 from ibex_worker.pii.context import words_before
-from ibex_worker.pii.network_words import (ADDRESS_WORDS, DOTTED, IP_CUES, NETWORK_WORDS, NOT_AN_IP,
-                                           OTHER_VERSION_WORDS, UPGRADES, VERSION_SUFFIXES)
+from ibex_worker.pii.network_words import (ADDRESS_WORDS, BUILD_TAG_AFTER, DEPLOYS, DOTTED, GLUED_VERSION_KEY,
+                                           IMAGE_TAG_BEFORE, IP_CUES, NETWORK_WORDS, NOT_AN_IP, OTHER_VERSION_WORDS,
+                                           UPGRADES, VERSION_SUFFIXES)
 from ibex_worker.pii.numbers import LIKELY, Hit
 
 _DIRECTIONS = frozenset({"from", "to"})
@@ -29,7 +30,7 @@ def ip_in_context(text: str, start: int, end: int) -> bool:
     value = text[start:end]
     before = words_before(text, start, 5)
     named = before[-1:] if before[-1:] != ["is"] else before[-2:-1]  # "the router fw is 1.0.11.116"
-    return not (NOT_AN_IP.found_in(named) or _other_version_word(text, start, named)
+    return not (NOT_AN_IP.found_in(named) or _other_version_word(text, start, named) or _build(text, start, end, named)
                 or _inside_dotted_run(text, start, end) or _HARDWARE_ID.fullmatch(value)
                 or value.startswith("0.")
                 or _network(text, start, end) or _NETMASK.fullmatch(value) is not None
@@ -45,6 +46,23 @@ def _other_version_word(text: str, start: int, named: list[str]) -> bool:
     glued = any(w.endswith(VERSION_SUFFIXES) and not w.startswith("ip") for w in named)
     return (OTHER_VERSION_WORDS.found_in(named) or glued) \
         and not IP_CUES.found_in(words_before(text, start, 12, reach=120))
+
+
+def _build(text: str, start: int, end: int, named: list[str]) -> bool:
+    """A build's number: named by a version's key glued to another word ("versionName
+    4.8.12.1"), an image's tag ("registry.example.com/billing:2.14.3.1"), or, with no word of
+    hosts or networks around it, shipped by the verb right before it ("after deploying
+    2.7.14.3") or tagged right after it ("1.27.4.0-alpine"). Never a quad after "@"."""
+    if text[start - 1:start] == "@":
+        return False
+    if any(GLUED_VERSION_KEY.fullmatch(word) for word in named) \
+            or IMAGE_TAG_BEFORE.search(text, max(0, start - 120), start):
+        return True
+    if not (DEPLOYS.found_in(named) and text[start - 1:start].isspace() or BUILD_TAG_AFTER.match(text, end)):
+        return False
+    around = words_before(text, start, 12, reach=120) + re.findall(r"[^\W\d_]+", re.split(r"[.;|\n]", text[end:end + 80])[0].lower())[:8]
+    return not (IP_CUES.found_in([word for word in around if word not in _DIRECTIONS])
+                or NETWORK_WORDS.found_in(around))
 
 
 # "04:2F:8A:11:9C:3D:77:E0": a MAC or EUI-64 written in two-digit groups reads as IPv6, but

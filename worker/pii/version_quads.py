@@ -46,12 +46,12 @@ def _host_named(text: str, start: int, end: int) -> bool:
 
 _SECTION_SIGN = re.compile(r"§\s*$")
 # Keys whose value is a version: "version", "ClientVersion", "version_name", "fw_version",
-# "AssemblyFileVersion", "oldVersion" - "version" as a whole part of the key (the view folds
+# "AssemblyFileVersion", "oldVersion", "image_tag" - "version" as a whole part of the key (the view folds
 # camel case, so the parts before it are named: "Conversion" and "Subversion" are no keys),
 # then only quotes, brackets, "=" or ":" before the quad.
 _VERSION_KEY = re.compile(r"(?:^|_|client|server|app|file|assembly|product|old|new|min|max|target|current|"
                           r"installed|latest|firmware|fw|os|sdk|api|agent|package|schema|binary|component)"
-                          r"version(?:_[a-z]+)?$", re.IGNORECASE)
+                          r"version(?:_[a-z]+)?$|(?:image|docker|release|build|git)_?tag$", re.IGNORECASE)
 _KEY_BEFORE = re.compile(r"(?P<key>[A-Za-z_][A-Za-z_]*)(?P<sep>\"?\s*[=:(]\s*\"?|\"\s+value=\")\s*$")
 
 

@@ -319,3 +319,40 @@ def test_the_last_group_of_a_longer_number_is_no_postcode(redactor, text):
 ])
 def test_a_postcode_after_a_door_s_number_stays_in_the_address(redactor, text, expected):
     assert _one(redactor, text).content == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("ma carte bleue : 4249.0807.5165.6146, elle expire", "ma carte bleue : [CREDIT_CARD], elle expire"),
+    ("カード番号は3540-7554-5326-9524です。", "カード番号は[CREDIT_CARD]です。"),
+    ("我的银联卡号是6208604692844120177，麻烦帮我绑定。", "我的银联卡号是[CREDIT_CARD]，麻烦帮我绑定。"),
+    ("numéro complet : 5114 - 1096 - 5217 - 2058 ; date 11/27", "numéro complet : [CREDIT_CARD] ; date 11/27"),
+    ("the app kept crashing: 6490/5775/0818/5650", "the app kept crashing: [CREDIT_CARD]"),
+    ("the number is 5 1 0 5 1 0 5 1 0 5 1 0 5 1 0 0, expiry 09/26", "the number is [CREDIT_CARD], expiry 09/26"),
+    ("switch the company card on the cloud account to 4058651675019924 (exp 11/26)",
+     "switch the company card on the cloud account to [CREDIT_CARD] (exp 11/26)"),
+    ("Sure, it's four five three two, one one eight zero, seven seven two six, zero zero four one.",
+     "Sure, it's [CREDIT_CARD?]."),
+])
+def test_cards_grouped_by_points_slashes_spaced_dashes_digits_or_glued_to_cjk_are_cards(redactor, text, expected):
+    assert _one(redactor, text).content == expected
+
+
+@pytest.mark.parametrize("text", [
+    "Build 2024.0611.0044.1187 done",                     # a point-grouped number in no card's grouping
+    "order id 4058651675019924 shipped today",            # a business word and no card's word
+])
+def test_point_grouped_builds_and_order_ids_are_no_cards(redactor, text):
+    assert "CREDIT_CARD" not in {f.entity_type for f in _one(redactor, text).findings}
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Cüzdan adresim TA8vFYjmRYSJv6zSfxCZAhnQu5PvxxM6VM, lütfen.", "Cüzdan adresim [CRYPTO], lütfen."),
+    ("Origen: MH2Hgp82RPgJvaKB2dxowHLVD9iyncQN8u. Importe: 1.25 LTC.", "Origen: [CRYPTO]. Importe: 1.25 LTC."),
+    ("scammer used TGyqhwqLQAqqhZRsZQMviR5i9dCTyJXv56 to collect", "scammer used [CRYPTO?] to collect"),
+    ("the address is one nine two dot one six eight dot zero dot one zero", "the address is [IP_ADDRESS]"),
+    ("my ip is ten dot zero dot zero dot one", "my ip is [IP_ADDRESS]"),
+    ("the build is two point one point three point four", "the build is two point one point three point four"),
+    ("why is 2606:4700:4700::1111 slower than 1.1.1.1 for me?", "why is [IP_ADDRESS] slower than [IP_ADDRESS] for me?"),
+])
+def test_wallets_by_a_coin_s_word_after_or_their_version_letter_and_addresses_read_out(redactor, text, expected):
+    assert _one(redactor, text).content == expected

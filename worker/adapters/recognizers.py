@@ -219,7 +219,7 @@ def build_registry(nlp_engine: Any) -> RecognizerRegistry:
         *(_upper_cased(cls)(supported_entity=NATIONAL_ID) for cls in (
             UkNinoRecognizer, InPanRecognizer, ItFiscalCodeRecognizer, EsNifRecognizer, EsNieRecognizer,
             SgFinRecognizer)),
-        FunctionRecognizer("IbexIpv6PortRecognizer", ["IP_ADDRESS"], networks.ipv6_with_port),
+        FunctionRecognizer("IbexIpRecognizer", ["IP_ADDRESS"], networks.ip_addresses),
         FunctionRecognizer("IbexIdShapeRecognizer", [NATIONAL_ID], identifiers.id_shapes),
         FunctionRecognizer("IbexPhoneRecognizer", ["PHONE_NUMBER"], numbers.phones),
         FunctionRecognizer("IbexCardRecognizer", ["CREDIT_CARD"], payments.cards),

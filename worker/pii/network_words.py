@@ -36,8 +36,8 @@ IP_CUES = Cues.of(["ip", "ips", "ipv4", "address", "addr", "host", "hosts", "hos
                    "gateway", "gateways", "gw", "dns", "router", "ping", "from", "to", "src", "dst", "source",
                    "destination", "client", "peer", "subnet", "connect", "connected", "connection", "login",
                    "logged", "blocked", "allow", "deny", "proxy", "vpn", "remote", "origin", "forwarded",
-                   "x-forwarded-for", "@", "nameserver", "nameservers", "resolver", "resolvers", "upstream", "inet", "outbound", "inbound",
-                   "egress", "ingress"])
+                   "x-forwarded-for", "@", "nameserver", "nameservers", "resolver", "resolvers", "upstream", "inet",
+                   "outbound", "inbound", "egress", "ingress"])
 # Words of networks that, anywhere in a clause, keep a version change from explaining a quad
 # ("moved the build agent to 10.120.3.8": a host that moved).
 NETWORK_WORDS = Cues.of(["resolver", "nameserver", "firewall", "allowlist", "whitelist", "blocklist", "blacklist",

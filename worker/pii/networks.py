@@ -10,7 +10,7 @@ from __future__ import annotations
 import ipaddress
 import re
 
-from ibex_worker.pii import version_quads
+from ibex_worker.pii import spoken, version_quads
 from ibex_worker.pii.context import words_before
 from ibex_worker.pii.network_words import (ADDRESS_WORDS, BUILD_TAG_AFTER, DEPLOYS, DOTTED, GLUED_VERSION_KEY,
                                            IMAGE_TAG_BEFORE, IP_CUES, NETWORK_WORDS, NOT_AN_IP, OTHER_VERSION_WORDS,
@@ -35,6 +35,7 @@ def ip_in_context(text: str, start: int, end: int) -> bool:
                 or value.startswith("0.")
                 or _network(text, start, end) or _NETMASK.fullmatch(value) is not None
                 or _version_like(value) and not IP_CUES.found_in(before) and text[start - 1:start] != "@"
+                and not _ipv6_in(text)
                 or _version_change(text, start, end) or _product_version(text, start, end, before)
                 or version_quads.read_as_version(text, start, end)
                 or _version_sibling(text, start, end) and not ADDRESS_WORDS.found_in(before)
@@ -60,7 +61,8 @@ def _build(text: str, start: int, end: int, named: list[str]) -> bool:
         return True
     if not (DEPLOYS.found_in(named) and text[start - 1:start].isspace() or BUILD_TAG_AFTER.match(text, end)):
         return False
-    around = words_before(text, start, 12, reach=120) + re.findall(r"[^\W\d_]+", re.split(r"[.;|\n]", text[end:end + 80])[0].lower())[:8]
+    clause_after = re.split(r"[.;|\n]", text[end:end + 80])[0].lower()
+    around = words_before(text, start, 12, reach=120) + re.findall(r"[^\W\d_]+", clause_after)[:8]
     return not (IP_CUES.found_in([word for word in around if word not in _DIRECTIONS])
                 or NETWORK_WORDS.found_in(around))
 
@@ -156,6 +158,15 @@ def _version_like(value: str) -> bool:
     return all(len(part) == 1 for part in value.split("."))
 
 
+_IPV6_SHAPE = re.compile(r"(?<![\w:])[0-9a-f]{0,4}(?::[0-9a-f]{0,4}){2,7}(?![\w:])", re.IGNORECASE)
+
+
+def _ipv6_in(text: str) -> bool:
+    """An IPv6 address elsewhere in the text: "why is 2606:4700:4700::1111 slower than 1.1.1.1"
+    speaks of addresses, whatever the quad's shape."""
+    return any(_is_ip(match.group(0)) for match in _IPV6_SHAPE.finditer(text))
+
+
 def _inside_dotted_run(text: str, start: int, end: int) -> bool:
     """``19618.1.15.11.14``: four of its parts read as an IPv4 address, the whole does not."""
     before, after = text[max(0, start - 2):start], text[end:end + 2]
@@ -164,6 +175,53 @@ def _inside_dotted_run(text: str, start: int, end: int) -> bool:
 
 # IPv6 written with a port.
 _IPV6_PORT = re.compile(r"(?<![\w:.])((?:[0-9a-f]{0,4}:){2,7}[0-9a-f]{0,4}):(\d{1,5})(?![\w:])", re.IGNORECASE)
+
+
+def ip_addresses(text: str) -> list[Hit]:
+    """The addresses Presidio's recognizer does not see: IPv6 with a port, IPv4 read out."""
+    return ipv6_with_port(text) + spoken_ips(text)
+
+
+# An IPv4 address read out: four groups of number words (or digits) joined by "dot" or "point".
+_GROUP = r"(?:[^\W_]+(?:[ \-][^\W_]+){0,2})"
+_SPOKEN_IP = re.compile(rf"(?<![\w]){_GROUP}(?:\s+(?:dot|point|punto|punkt|ponto)\s+{_GROUP}){{3}}(?![\w])",
+                        re.IGNORECASE)
+_SPOKEN_DOT = re.compile(r"\s+(?:dot|point|punto|punkt|ponto)\s+", re.IGNORECASE)
+
+
+def spoken_ips(text: str) -> list[Hit]:
+    """"one nine two dot one six eight dot zero dot one zero": each group said digit by digit
+    or as a number, every group a valid part of an IPv4 address, most of it said in words, and
+    no version's word before it ("the build is two point one point three point four")."""
+    hits = []
+    for match in _SPOKEN_IP.finditer(text):
+        pieces = _SPOKEN_DOT.split(match.group(0))
+        first = _numbers(pieces[0].split()[::-1])[::-1]   # "my ip is ten": the numbers that end it
+        last = _numbers(pieces[-1].split())                # "one zero and": the numbers that start it
+        groups = [first, *(_numbers(p.split()) for p in pieces[1:-1]), last]
+        lengths = [len(p.split()) for p in pieces[1:-1]]
+        if not first or not last or [len(g) for g in groups[1:-1]] != lengths:
+            continue
+        head = list(re.finditer(r"\S+", pieces[0]))[-len(first)]
+        tail = list(re.finditer(r"\S+", pieces[-1]))[len(last) - 1]
+        start, end = match.start() + head.start(), match.end() - len(pieces[-1]) + tail.end()
+        digits = ["".join(str(spoken.number_value(w) if not w.isdigit() else w) for w in g) for g in groups]
+        said = sum(not word.isdigit() for group in groups for word in group)
+        before = words_before(text, start, 6)
+        if said >= 4 and all(len(d) <= 3 and int(d) <= 255 for d in digits) \
+                and not (NOT_AN_IP.found_in(before) or UPGRADES.found_in(before)):
+            hits.append(Hit("IP_ADDRESS", start, end, LIKELY))
+    return hits
+
+
+def _numbers(words: list[str]) -> list[str]:
+    """The leading words of ``words`` that are digits or number words."""
+    taken = []
+    for word in words:
+        if not (word.isdigit() or spoken.number_value(word) is not None):
+            break
+        taken.append(word)
+    return taken
 
 
 def ipv6_with_port(text: str) -> list[Hit]:

@@ -37,16 +37,16 @@ class Hit:
 _SEP = r"[ .\-]"
 # A letter of a script written without spaces (kana, CJK ideographs): a number glued to it
 # ("電話番号は090-1234-5678です") starts and ends there all the same.
-_UNSPACED = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+UNSPACED = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 # Words that introduce an extension ("ext. 12", "Durchwahl 214", "DW 4820", "内線 305"), also in brackets.
 _EXTENSION = (r"(?:x|ext\.?|extension|loc\.?|local|#|durchwahl|dw\.?|poste|interno|int\.|anexo|ramal|toestel|"
               r"tst\.|p\.|wewn?\.|dahili|доб\.|内線|内线|分机|轉|转|ต่อ)")
 _PHONE = re.compile(
-    rf"(?<![^\W{_UNSPACED}])(?<![+@\\\-])(?:(?<!/)|(?=\+))(?<![\w.]\.(?=\d))"
+    rf"(?<![^\W{UNSPACED}])(?<![+@\\\-])(?:(?<!/)|(?=\+))(?<![\w.]\.(?=\d))"
     r"(?P<body>(?:(?:\+|00)\d{1,3}[ .\-]?)?(?:\(\d{1,5}\)[ .\-]?)?"
     r"\d(?:\d|[ .\-](?=\d)|[ .\-]?\((?=\d)|\)[ .\-]?(?=\d)){5,22}\d)"
     rf"(?P<ext>,?\s*{_EXTENSION}[:.]?\s*\d{{1,6}}|\s*\(\s*{_EXTENSION}[:.]?\s*\d{{1,6}}\s*\))?"
-    rf"(?![^\W{_UNSPACED}]|@|[.\-/:]\d)",
+    rf"(?![^\W{UNSPACED}]|@|[.\-/:]\d)",
     re.IGNORECASE,
 )
 _DATE = re.compile(r"\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-./]\d{1,2}[-./]\d{2,4}")

@@ -9,7 +9,7 @@ from ibex_worker.pii import spoken
 from ibex_worker.pii.business import BUSINESS
 from ibex_worker.pii.checksums import gtin_valid, luhn_valid
 from ibex_worker.pii.context import Cues, words_before
-from ibex_worker.pii.numbers import CARD_GROUPS, CERTAIN, LIKELY, UNCERTAIN, Hit, card_network
+from ibex_worker.pii.numbers import CARD_GROUPS, CERTAIN, LIKELY, UNCERTAIN, UNSPACED, Hit, card_network
 
 CARD_CUES = Cues.of([
     "card", "cards", "credit", "debit", "visa", "mastercard", "mc", "amex", "american express", "discover",
@@ -24,13 +24,22 @@ CRYPTO_CUES = Cues.of([
 
 # ---------------------------------------------------------------- payment cards
 
-_CARD = re.compile(r"(?<![\w.\-/])\d(?:\d|[ \-](?=\d)){11,22}(?![\w]|[.\-/:]\d)")
+# Digits in groups of one separator: a space, a dash (also spaced: "5114 - 1096"), a point or
+# a slash; a number glued to kana or ideographs ("カード番号は3540-7554-5326-9524です") too.
+_CARD = re.compile(rf"(?<![^\W{UNSPACED}])(?<![.\-/])\d(?:\d|(?:[ \-./]| - )(?=\d)){{11,37}}"
+                   rf"(?![^\W{UNSPACED}]|[.\-/:]\d)")
+# Points and slashes group dates, versions and paths as well: only a card's own grouping counts.
+_STRICT_GROUPS = {(4, 4, 4, 4), (4, 6, 5)}
+
+
 def cards(text: str) -> list[Hit]:
     hits = []
     for match in _CARD.finditer(text):
-        raw = match.group(0)
+        raw = match.group(0).replace(" - ", "-")
         digits = re.sub(r"\D", "", raw)
-        if not 12 <= len(digits) <= 19 or len(set(re.findall(r"[ \-]", raw))) > 1:
+        separators = set(re.findall(r"[ \-./]", raw))
+        if not 12 <= len(digits) <= 19 or len(separators) > 1 \
+                or separators & {".", "/"} and tuple(len(g) for g in re.split(r"[./]", raw)) not in _STRICT_GROUPS:
             continue
         score = _card_score(text, match.start(), raw, digits)
         if score:
@@ -40,15 +49,17 @@ def cards(text: str) -> list[Hit]:
 
 def _read_out_cards(text: str) -> list[Hit]:
     """A card read out in words ("read back the card: five three seven four, one two ..."):
-    13 to 19 digits, most said in words, after a card's word or valid as a card."""
+    13 to 19 digits, most said in words, after a card's word or starting like a card of some
+    network (uncertain unless its check digit or a card's word agrees)."""
     hits = []
     for start, end in spoken.spoken_spans(text):
         digits, said = spoken.spoken_digits(text[start:end])
         if not (13 <= len(digits) <= 19 and said >= 8):
             continue
-        cue = CARD_CUES.found_in(words_before(text, start, 6))
-        if cue or luhn_valid(digits) and card_network(digits):
-            hits.append(Hit("CREDIT_CARD", start, end, CERTAIN if cue and luhn_valid(digits) else LIKELY))
+        cue, valid = CARD_CUES.found_in(words_before(text, start, 6)), luhn_valid(digits)
+        if cue or card_network(digits):  # longer than any phone number: a misheard card is still one
+            hits.append(Hit("CREDIT_CARD", start, end, CERTAIN if cue and valid else LIKELY if cue or valid
+                            else UNCERTAIN))
     return hits
 
 
@@ -56,9 +67,12 @@ def _card_score(text: str, start: int, raw: str, digits: str) -> float:
     before = words_before(text, start, 5)
     cue = CARD_CUES.found_in(before)
     network = card_network(digits)
-    groups = tuple(len(g) for g in re.split(r"[ \-]", raw))
+    groups = tuple(len(g) for g in re.split(r"[ \-./]", raw))
+    if set(groups) == {1}:
+        groups = (len(digits),)  # "5 1 0 5 1 0 ...": read digit by digit, no grouping at all
     card_shaped = network and (len(groups) == 1 or groups in CARD_GROUPS)
-    if BUSINESS.found_in(before[-2:]) and not _card_named_after(before) and not (luhn_valid(digits) and cue) \
+    if BUSINESS.found_in(before[-2:]) and not _card_named_after(before) \
+            and not (luhn_valid(digits) and CARD_CUES.found_in(words_before(text, start, 12))) \
             and _business_in_sentence(text, start):
         return 0.0  # "order id 5623...", "exp ..., order id ...": the business word is the nearer
     if not cue and len(digits) in (12, 13) and gtin_valid(digits) and not luhn_valid(digits):
@@ -108,8 +122,14 @@ COIN_CUES = Cues.of([
     "wallet", "ltc", "litecoin", "doge", "dogecoin", "sol", "solana", "phantom", "xmr", "monero", "p2sh",
     "p2pkh", "bech32", "payout", "deposit", "withdrawal", "crypto", "usdt", "usdc", "sol.transfer", "xrp",
     "ripple", "cardano", "bch", "tron", "trx", "dash", "address", "addr", "indirizzo", "adresse", "dirección",
-    "direccion", "endereço", "endereco", "adres", "adresa", "btc", "bitcoin",
+    "direccion", "endereço", "endereco", "adres", "adresa", "btc", "bitcoin", "trc20", "erc20", "bep20",
+    "kripto", "krypto", "cripto", "cüzdan", "cüzdanım", "cüzdanı", "adresim", "adresi", "carteira", "billetera",
+    "monedero", "portefeuille", "portafoglio", "portfel", "portfela", "peněženka", "dompet", "кошелек", "кошелёк", "адрес", "钱包", "地址",
+    "ウォレット", "アドレス", "지갑", "주소",
 ])
+# Base58 with a version byte of Tron, Litecoin or Dogecoin: 34 characters from T, L, M or D.
+# Without a coin's word near it, such a value is masked as uncertain (fail closed).
+_VERSIONED_BASE58 = re.compile(r"[tlmd][1-9a-z]{33}", re.IGNORECASE)
 
 
 def wallets(text: str) -> list[Hit]:
@@ -123,8 +143,11 @@ def wallets(text: str) -> list[Hit]:
         if "0" in value or value.isalpha() or value.isdigit() or re.fullmatch(r"[0-9a-f]+", value) \
                 or any(h.start <= match.start() < h.end for h in hits):
             continue  # base58 has no 0; hex is a hash or a digest
-        if COIN_CUES.found_in(words_before(text, match.start(), 8)):
+        after = [w.rstrip(".") for w in re.findall(r"[^\W_][\w.]*", text[match.end():match.end() + 40].lower())[:4]]
+        if COIN_CUES.found_in(words_before(text, match.start(), 8)) or COIN_CUES.found_in(after):
             hits.append(Hit("CRYPTO", match.start(), match.end(), CERTAIN))
+        elif _VERSIONED_BASE58.fullmatch(value) and not value[1:].isalpha():
+            hits.append(Hit("CRYPTO", match.start(), match.end(), UNCERTAIN))
     for match in _LOOSE_BECH32.finditer(text):
         if not any(h.start <= match.start() < h.end for h in hits) and not _CRYPTO.fullmatch(match.group(0)) \
                 and COIN_CUES.found_in(words_before(text, match.start(), 8)):

@@ -356,3 +356,36 @@ def test_point_grouped_builds_and_order_ids_are_no_cards(redactor, text):
 ])
 def test_wallets_by_a_coin_s_word_after_or_their_version_letter_and_addresses_read_out(redactor, text, expected):
     assert _one(redactor, text).content == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Deliver to H.No. 14-2-331, Gandhi Nagar, behind SBI ATM, Secunderabad 500003", "Deliver to [STREET_ADDRESS]"),
+    ("Flat 3, 9 Allen Road, off Awolowo Way, Ikeja, Lagos", "[STREET_ADDRESS]"),
+    ("We live at 14 Elm Street, near the park, which is lovely.", "We live at [STREET_ADDRESS], near the park, which is lovely."),
+    ("새 주소는 서울특별시 강남구 테헤란로 152, 12층 (역삼동)이에요", "새 주소는 [STREET_ADDRESS]이에요"),
+    ("delivered to 서울 마포구 양화로 45, 302호 but", "delivered to [STREET_ADDRESS] but"),
+    ("주소: 경기도 성남시 분당구 정자동 178-1 101동 1203호\n수령인: 최유진", "주소: [STREET_ADDRESS]\n수령인: [PERSON]"),
+    ("Endereço: Av. Sete de Setembro, 1650, sala 804, Salvador - BA", "Endereço: [STREET_ADDRESS]"),
+])
+def test_landmarks_korean_short_and_lot_addresses_and_avenues_stay_in_the_address(redactor, text, expected):
+    assert _one(redactor, text).content == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Contact: Rosalind Pemberton (goes by Roz), owner.", "Contact: [PERSON] (goes by [PERSON]), owner."),
+    ('contact: Pimchanok Srisuk (nickname "Ploy"), prefers email', 'contact: [PERSON] (nickname "[PERSON]"), prefers email'),
+    ("Mark: I'd push back.\nFrank: agreed, two sprints.\nMark: okay.", "[PERSON]: I'd push back.\n[PERSON]: agreed, two sprints.\n[PERSON]: okay."),
+])
+def test_an_alias_in_brackets_and_the_other_speakers_of_a_text_in_turns_are_names(redactor, text, expected):
+    assert _one(redactor, text).content == expected
+
+
+@pytest.mark.parametrize("text", [
+    "Attendees: Arnav Sethi (SRE), Beatriz Lopes (Design) and Jorge Almagro (compras).",
+    "Ask Maria Lopez (London) about it.",
+    "Re: invoice Fwd: please check",
+    "Name: Jan Novák | Adresa: Praha",
+])
+def test_roles_places_and_form_fields_are_no_aliases_or_speakers(redactor, text):
+    masked = {text[f.start:f.end] for f in _one(redactor, text).findings if f.entity_type == "PERSON"}
+    assert not masked & {"SRE", "Design", "compras", "London", "Re", "Fwd", "Name", "Adresa"}

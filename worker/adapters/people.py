@@ -15,7 +15,7 @@ from typing import Any
 
 from ibex_worker.adapters.recognizers import (CJK_NAMED, CUED, ID_LIKE, KNOWN, NOT_NAME_WORDS, OTHER_SCRIPT, SPACY,
                                               THING_NAMED)
-from ibex_worker.pii import languages, name_model
+from ibex_worker.pii import languages, name_model, name_neighbours
 from ibex_worker.pii.casing import View
 from ibex_worker.pii.lexicon import places
 from ibex_worker.pii.policy import Finding
@@ -41,7 +41,9 @@ def arbitrate_names(view: View, doc: Sequence[Any], raw: Sequence[Finding], refi
                     model: name_model.NameModel) -> list[Finding]:
     """The refined findings with their people replaced by the names the model finds, reading
     every finder's people (before and after refinement) as evidence; in text written mostly
-    in Chinese, Japanese or Korean, which the model cannot read, those names are ``cjk_names``'."""
+    in Chinese, Japanese or Korean, which the model cannot read, those names are ``cjk_names``'.
+    Then the names the structure around them gives (an alias in brackets, the other speakers
+    of a text in turns: ``name_neighbours.aliases_and_speakers``)."""
     words = name_model.words_of(view.text, doc)
     probabilities = model.probabilities(view.text, words, name_evidence(raw, refined),
                                         foreign=languages.reads_foreign(view.text))
@@ -52,7 +54,10 @@ def arbitrate_names(view: View, doc: Sequence[Any], raw: Sequence[Finding], refi
               if _model_person(view.text, start, end, kept)
               and not (cjk_text and _CJK_SPAN.fullmatch(view.text[start:end]))]
     cjk = [f for f in refined if f.entity_type == "PERSON" and f.recognizer == CJK_NAMED]
-    return [f for f in refined if f.entity_type != "PERSON"] + people + cjk
+    found = [(f.start, f.end) for f in people + cjk]
+    structural = [Finding("PERSON", h.start, h.end, h.score, MODEL_NAMED)
+                  for h in name_neighbours.aliases_and_speakers(view.text, found, NOT_NAME_WORDS)]
+    return [f for f in refined if f.entity_type != "PERSON"] + people + cjk + structural
 
 
 # Chinese, Japanese or Korean writing. In text mostly of these scripts the model, which reads

@@ -114,6 +114,18 @@ def tail_of_number(text: str, start: int) -> bool:
     return re.search(r"\d(?:\d\d\s|[.\-/])$", text[max(0, start - 4):start]) is not None
 
 
+# "near Atta Market", "behind SBI ATM", "opp. Civil Hospital": a landmark that an address
+# names between its street and its town (India, Nigeria, Kenya, Pakistan ...).
+_LANDMARK_LEAD = re.compile(r"(?:near|behind|opp\.?|opposite|beside|next to|adjacent to|off)\s+(?-i:(?=[A-Z\d]))",
+                            re.IGNORECASE)
+
+
+def landmark_lead(part: str) -> int:
+    """Length of the landmark's preposition that opens an address part, or 0."""
+    lead = _LANDMARK_LEAD.match(part)
+    return lead.end() if lead else 0
+
+
 def plausible_anchor(value: str) -> bool:
     """``5 hour drive``, ``3 miles along the river walk`` are prose, not streets: a quantity
     after the number, or an English function word in the street's name."""

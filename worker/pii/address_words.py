@@ -31,7 +31,7 @@ STREET_PREFIXES = (
 # Prefixes that are no English word: their street may give its number after a comma
 # ("Rua Augusta, 150", "C/ Mayor, 23", "ul. Tverskaya, d. 15").
 FOREIGN_PREFIXES = (
-    "rue", "avenida", "avda", "avda.", "calle", "c/", "carrer", "viale", "corso", "rua", "travessa", "paseo",
+    "rue", "avenida", "av.", "avda", "avda.", "calle", "c/", "carrer", "viale", "corso", "rua", "travessa", "paseo",
     "praça", "praca", "ul.", "ulica", "al.", "aleja", "jl.", "jalan", "jln", "jln.", "caddesi", "cad.", "strada",
     "calea", "rambla", "camino", "ronda", "travesía", "estrada", "alameda", "rodovia", "carretera", "passeig",
     "rúa", "pasaje", "bv.", "bulevar", "carrera", "cra.", "os.", "osiedle", "ulitsa", "prospekt", "vul.",

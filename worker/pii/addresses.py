@@ -194,7 +194,6 @@ def addresses(text: str) -> list[Hit]:
     return [Hit("STREET_ADDRESS", start, end, LIKELY) for start, end in _merge(spans)]
 
 
-
 def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     merged: list[tuple[int, int]] = []
     for start, end in sorted(spans):
@@ -271,7 +270,8 @@ def _extend_right(text: str, end: int) -> int:
         separator, part = match.group(1), match.group(2)
         if vetoes.DATE_PART.match(part) or vetoes.names_a_record(part):
             return end  # "30 Sep – 4 Oct", "Auftragsnummer 7392048155": a time or a record's number
-        length = _address_prefix(part)
+        lead = vetoes.landmark_lead(part) if separator.strip() == "," else 0
+        length = (lead + _address_prefix(part[lead:])) if _address_prefix(part[lead:]) else 0
         if vetoes.ROAD_NUMBER.fullmatch(part[:length].strip()):
             return end  # "Route 66, I-95 and A1(M)": another road, not a part of an address
         if length and separator.strip() == "" and not _postcode_start(part[:length]):

@@ -9,8 +9,9 @@ and the room:
   (市区郡町村), the town's name, then the block and lot (``4-12-10``, ``2丁目3番4号``);
 - Chinese: province or city (省市), district, county or township (区县鎮鄉), a road
   (路街道巷弄), its section and lane, and its number with 号, then 院, 栋, 单元, 楼, 座 or 室;
-- Korean: province or metropolitan city (도, 특별시, 광역시), district (구군시), an optional
-  neighbourhood (읍면동), a road (로, 길, 번길) and its number, then 동 and 호.
+- Korean: province or metropolitan city (도, 특별시, 광역시, or its short name), district
+  (구군시), an optional neighbourhood (읍면동리), a road (로, 길, 번길) and its number (or,
+  after the neighbourhood, a lot's number), then 동 and 호, and the neighbourhood in brackets.
 
 An address needs two administrative units in a row (or one and a numbered road), then a
 number in an address's form: "北京市的2个项目" or "東京都の天気" name a place, not a door.
@@ -57,13 +58,18 @@ _JA_ZH = re.compile(
     rf"{_TAIL}"
     rf"|{_CITY}{_ROAD}\s*{_DOOR}{_TAIL}")
 
-_KR_TOP = rf"[{_HANGUL}]{{1,6}}?(?:특별자치시|특별자치도|특별시|광역시|도|시)"
+# The province or metropolitan city, also by the short names its seventeen are written with ("서울 마포구").
+_KR_TOP = (rf"(?:[{_HANGUL}]{{1,6}}?(?:특별자치시|특별자치도|특별시|광역시|도|시)"
+           r"|서울|부산|대구|인천|광주|대전|울산|세종|경기|강원|충북|충남|전북|전남|경북|경남|제주)")
 _KR_DISTRICT = rf"[{_HANGUL}]{{1,6}}?(?:구|군|시)"
 _KR_ROAD = rf"[{_HANGUL}\d]{{1,10}}?(?:대로|로|길)(?:\s*\d{{1,4}}번?길)?"
 _KR_TAIL = rf"(?:\s*,?\s*(?:[{_HANGUL}A-Za-z]{{1,12}}\s*)?(?:[A-Za-z]?\d{{1,5}}|[A-Za-z])\s*(?:동|호|층)){{0,3}}"
+# The road's number, or a lot's number right after the neighbourhood ("정자동 178-1", the old
+# form); then the building and room, and the neighbourhood in brackets that road addresses end with.
 _KOREAN = re.compile(
-    rf"{_KR_TOP}(?:\s*{_KR_DISTRICT}){{1,2}}\s*(?:[{_HANGUL}]{{1,6}}?(?:읍|면|동)\s*)?{_KR_ROAD}\s*\d{{1,5}}(?:-\d{{1,5}})?"
-    rf"(?!\d){_KR_TAIL}")
+    rf"{_KR_TOP}(?:\s*{_KR_DISTRICT}){{1,2}}\s*"
+    rf"(?:[{_HANGUL}]{{1,6}}?(?:읍|면|동|리)\s*(?:{_KR_ROAD}\s*)?|{_KR_ROAD}\s*)\d{{1,5}}(?:-\d{{1,5}})?"
+    rf"(?!\d){_KR_TAIL}(?:\s*\([{_HANGUL}\d\s,·]{{1,20}}\))?")
 
 
 # With no spaces, a match may start inside the words before the address ("她住在杭州市...",

@@ -116,6 +116,66 @@ def coordinated(text: str, people: Sequence[tuple[int, int]], not_names: frozens
     return found
 
 
+# "Rosalind Pemberton (goes by Roz)", 'Pimchanok Srisuk (nickname "Ploy")', "Wang Xiaoming（王晓明）",
+# "Margaret Hale (Peggy)": the name a person goes by, in brackets right after them: after a
+# word that says so, or a given name that is no place ("Jorge Almagro (compras)", "(SRE)",
+# "(London)" name a department, a role, a place).
+_ALIAS = re.compile(rf"\s*[(（]\s*(?:(?P<cue>goes by|aka|a\.k\.a\.|nickname|nicknamed|called|known as|née|nee|geb\.)"
+                    rf"\s+)?[\"“'‘]?(?P<alias>{NAME_WORD}(?: {NAME_WORD})?|[\u3400-\u9fff\uac00-\ud7a3]{{2,4}})"
+                    r"[\"”'’]?\s*[)）]", re.IGNORECASE)
+
+
+def aliases_and_speakers(text: str, people: Sequence[tuple[int, int]], not_names: frozenset[str]) -> list[Hit]:
+    """The names the structure around the people found gives: the name a person goes by, in
+    brackets after them, and the other speakers of a text written in turns."""
+    found = _aliases(text, people, not_names) + _speaker_turns(text, people, not_names)
+    return [h for h in found if not any(s < h.end and h.start < e for s, e in people)]
+
+
+def _aliases(text: str, people: Sequence[tuple[int, int]], not_names: frozenset[str]) -> list[Hit]:
+    found = []
+    for _, end in people:
+        match = _ALIAS.match(text, end)
+        if match is None:
+            continue
+        words = match.group("alias").split()
+        if all(_alias_word(word, not_names) and (given_name(word) or _HAN_HANGUL.match(word)) for word in words) \
+                or match.group("cue") and not any(
+                word.lower() in STOP_WORDS or word.lower() in not_names for word in words):
+            found.append(Hit("PERSON", match.start("alias"), match.end("alias"), NAMED_ALONE))
+    return found
+
+
+def _alias_word(word: str, not_names: frozenset[str]) -> bool:
+    lower = word.lower()
+    if _HAN_HANGUL.match(word):
+        return True
+    return lower not in _FIELD_LABELS and _name_like(word) and lower not in not_names and lower not in ORG_WORDS and lower not in places()
+
+
+_HAN_HANGUL = re.compile(r"[\u3400-\u9fff\uac00-\ud7a3]")
+# Labels of mail headers, notes and forms, written before a colon as speakers are.
+_FIELD_LABELS = frozenset({"re", "fwd", "fw", "aw", "wg", "sv", "tr", "rv", "cc", "bcc", "tel", "fax", "ps", "nb",
+                           "faq", "q", "a", "eta", "fyi", "todo", "wip", "url", "ip", "id", "tldr", "edit", "update"})
+
+
+# "Faisal: bro where r u Omar: stuck on ...": a text that opens with a speaker's label and
+# goes on in turns, one label a given name already found a person and every other one a name
+# the gazetteer knows, none a role or a field ("Jméno: ... Adresa: ..." is a form).
+_TURN = re.compile(rf"(?:^|(?<=\s))({NAME_WORD}):\s")
+
+
+def _speaker_turns(text: str, people: Sequence[tuple[int, int]], not_names: frozenset[str]) -> list[Hit]:
+    turns = list(_TURN.finditer(text))
+    found_at = {start for start, _ in people}
+    if len({m.group(1).lower() for m in turns}) < 2 or turns[0].start() != 0 \
+            or not any(m.start(1) in found_at and given_name(m.group(1)) for m in turns) or not all(
+            m.start(1) in found_at or m.group(1).lower() in gazetteer() and _alias_word(m.group(1), not_names)
+            for m in turns):
+        return []
+    return [Hit("PERSON", m.start(1), m.end(1), NAMED_ALONE) for m in turns if m.start(1) not in found_at]
+
+
 def _last_name_words(text: str, start: int, end: int) -> tuple[int, int] | None:
     """The name at the end of a run before a list joint: ``with Amir`` gives ``Amir``."""
     words = list(re.finditer(NAME_WORD, text[start:end]))

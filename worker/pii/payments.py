@@ -26,7 +26,8 @@ CRYPTO_CUES = Cues.of([
 
 # Digits in groups of one separator: a space, a dash (also spaced: "5114 - 1096"), a point or
 # a slash; a number glued to kana or ideographs ("カード番号は3540-7554-5326-9524です") too.
-_CARD = re.compile(rf"(?<![^\W{UNSPACED}])(?<![.\-/])\d(?:\d|(?:[ \-./]| - )(?=\d)){{11,37}}"
+# The first separator is the only one: "4111 1111 1111 1111 - 123" is a card, then its code.
+_CARD = re.compile(rf"(?<![^\W{UNSPACED}])(?<![.\-/])\d{{1,19}}(?:(?P<sep> - |[ \-./])\d{{1,19}}(?:(?P=sep)\d{{1,19}})*)?"
                    rf"(?![^\W{UNSPACED}]|[.\-/:]\d)")
 # Points and slashes group dates, versions and paths as well: only a card's own grouping counts.
 _STRICT_GROUPS = {(4, 4, 4, 4), (4, 6, 5)}

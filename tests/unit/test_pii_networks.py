@@ -162,8 +162,8 @@ def test_a_rollback_or_a_bump_to_a_quad_is_a_version_change(text, value, address
     ('versionName "4.8.12.1"\nversionCode 40812', "4.8.12.1", False),                # a build file's glued key
     ("minSdkVersion 24, appVersion 6.2.14.3", "6.2.14.3", False),
     ("image: registry.example.com/billing:2.14.3.1", "2.14.3.1", False),             # an image's tag
-    ("image_tag: 2.14.3.1", "2.14.3.1", False),
-    ("HTTP 502 after deploying 2.7.14.3; moved to the queue", "2.7.14.3", False),     # shipped by the verb
+    ("image_tag: 2.14.3.1", "2.14.3.1", False),                                       # its key
+    ("HTTP 502 after deploying 2.7.14.3; moved to the queue", "2.7.14.3", True),      # no environment after it
     ("Deploy 5.9.1.204 to staging succeeded", "5.9.1.204", False),
     ("Docker image 1.27.4.0-alpine pushed", "1.27.4.0", False),                     # tagged after it
     ("conversion 81.2.69.160 at 14:02", "81.2.69.160", True),                        # no glued key

@@ -389,3 +389,32 @@ def test_an_alias_in_brackets_and_the_other_speakers_of_a_text_in_turns_are_name
 def test_roles_places_and_form_fields_are_no_aliases_or_speakers(redactor, text):
     masked = {text[f.start:f.end] for f in _one(redactor, text).findings if f.entity_type == "PERSON"}
     assert not masked & {"SRE", "Design", "compras", "London", "Re", "Fwd", "Name", "Adresa"}
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Visa 4539 1488 0343 6467 0127 123", "Visa [CREDIT_CARD] 0127 123"),          # an expiry and a code follow
+    ("cards 4539 1488 0343 6467 5425 2334 3010 9903", "cards [CREDIT_CARD] [CREDIT_CARD]"),
+    ("IP/Host:192.168.4.21", "IP/Host:[IP_ADDRESS]"),                                 # no registry's path
+    ("pod default/web-7d9f:10.244.2.31", "pod default/web-7d9f:[IP_ADDRESS]"),
+    ("Tagged 185.220.101.4 as a Tor exit node", "Tagged [IP_ADDRESS] as a Tor exit node"),
+    ("redeployed 10.0.0.7 after the crash", "redeployed [IP_ADDRESS] after the crash"),  # no environment after it
+    ("node 10.4.2.17-dev is flapping", "node [IP_ADDRESS]-dev is flapping"),          # no image's flavour
+    ("Mijn gegevens: Pieter Bakker, huisnr 112 1017 AJ Amsterdam", "Mijn gegevens: [STREET_ADDRESS]"),
+])
+def test_what_the_build_card_and_postcode_rules_must_never_unmask(redactor, text, expected):
+    assert _one(redactor, text).content == expected
+
+
+@pytest.mark.parametrize("text", [
+    "받는 사람 정보를 확인해 주세요.",                                  # a recipient's field word with no colon
+    "경기 성남시 분당구 정자동 1명 추가 확진",                           # a count after the neighbourhood
+    "siehe Kapitel zwei Punkt drei Punkt eins Punkt vier",             # a section read out
+    "rated four point five point five point one stars",
+    "Priya: hi\nServer: 502 Bad Gateway",                              # a log line after a turn
+    "Use API key 9fK2mQx7LpR4vT8wZ3nB6cY1dH5jG2kZ to call the address validation API",
+])
+def test_counts_sections_roles_and_keys_are_no_address_name_ip_or_wallet(redactor, text):
+    kinds = {f.entity_type for f in _one(redactor, text).findings}
+    assert not kinds & {"STREET_ADDRESS", "IP_ADDRESS", "CRYPTO"}
+    masked = {text[f.start:f.end] for f in _one(redactor, text).findings if f.entity_type == "PERSON"}
+    assert not masked & {"정보를", "Judge", "Server", "사람"}

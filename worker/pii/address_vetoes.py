@@ -109,9 +109,10 @@ def may_be_place(match: re.Match[str]) -> bool:
 
 def tail_of_number(text: str, start: int) -> bool:
     """"Contrat 4417 8820 1193 0047 renouvelé", "6.2.0.1143 ya", "771-204-5537 se": the
-    last group of a longer number (a group of three digits or more before it, or a digit
-    glued by a point, dash or slash) is no postcode."""
-    return re.search(r"\d(?:\d\d\s|[.\-/])$", text[max(0, start - 4):start]) is not None
+    last group of a longer number (two groups before it, the nearer of three digits or more,
+    or a digit glued by a point, dash or slash) is no postcode; "huisnr 112 1017 AJ" is a
+    door's number and a postcode."""
+    return re.search(r"(?:\d[\s.\-]\d{3,}\s|\d[.\-/])$", text[max(0, start - 24):start]) is not None
 
 
 # "near Atta Market", "behind SBI ATM", "opp. Civil Hospital": a landmark that an address

@@ -227,9 +227,8 @@ _KOREAN_BEFORE = re.compile(rf"{_KOREAN_NAME} ?(?P<title>{_KOREAN_TITLES})")
 # A full name before a particle that follows people ("임하은이랑", "서지수에게"): three syllables
 # from a family name (two-syllable words before these are too common: "김치랑").
 _KOREAN_PARTICLED = re.compile(rf"(?<![{_HANGUL}])(?P<name>[{_HANGUL}]{{3}})(?=이랑|랑|에게|한테|께서)")
-_KOREAN_FIELD = re.compile(r"(?:성명|이름|담당자|수신인|수령인|수취인|받는 ?사람|보내는 ?사람|발신인|"
-                           r"받는 ?분|보내는 ?분|주문자|고객|안녕하세요|저는)"
-                           r"\s*[:：,，]?\s*")
+_KOREAN_FIELD = re.compile(r"(?:성명|이름|담당자|수신인|받는 ?분|보내는 ?분|주문자|고객|안녕하세요|저는)\s*[:：,，]?\s*"
+                           r"|(?:수령인|수취인|받는 ?사람|보내는 ?사람|발신인)\s*[:：]\s*")  # these only with a colon
 
 
 def _korean(text: str) -> list[tuple[int, int]]:

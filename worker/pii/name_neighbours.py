@@ -140,8 +140,7 @@ def _aliases(text: str, people: Sequence[tuple[int, int]], not_names: frozenset[
             continue
         words = match.group("alias").split()
         if all(_alias_word(word, not_names) and (given_name(word) or _HAN_HANGUL.match(word)) for word in words) \
-                or match.group("cue") and not any(
-                word.lower() in STOP_WORDS or word.lower() in not_names for word in words):
+                or match.group("cue") and all(_uncommon(word) and word.lower() not in not_names for word in words):
             found.append(Hit("PERSON", match.start("alias"), match.end("alias"), NAMED_ALONE))
     return found
 
@@ -150,7 +149,15 @@ def _alias_word(word: str, not_names: frozenset[str]) -> bool:
     lower = word.lower()
     if _HAN_HANGUL.match(word):
         return True
-    return lower not in _FIELD_LABELS and _name_like(word) and lower not in not_names and lower not in ORG_WORDS and lower not in places()
+    return lower not in _FIELD_LABELS and _name_like(word) and _uncommon(word) and lower not in not_names \
+        and lower not in ORG_WORDS and lower not in places()
+
+
+def _uncommon(word: str) -> bool:
+    """No common English word, or one written capitalised at least half the time ("Judge",
+    "Server", "Admin" are roles and things; "Frank" is a name as often)."""
+    share = capitalised_share(word.lower())
+    return word.lower() not in STOP_WORDS and (share is None or share >= 0.5)
 
 
 _HAN_HANGUL = re.compile(r"[\u3400-\u9fff\uac00-\ud7a3]")

@@ -23,15 +23,17 @@ GLUED_VERSION_KEY = re.compile(r"version(?:name|code|number|string|tag|id)|[a-z]
                                r"assembly|product|current|installed|latest|firmware|fw|os|api|agent|package|"
                                r"schema|binary|component|build|engine|plugin|runtime|kernel|driver|bios|target|"
                                r"min|max|old|new|release)version")
-# Words that ship a build right before its number ("after deploying 2.7.14.3").
-DEPLOYS = Cues.of(["deploy", "deploys", "deployed", "deploying", "redeploy", "redeployed", "ship", "ships",
-                   "shipped", "shipping", "tagged"])
-# A build's tag glued after the quad ("1.27.4.0-alpine", "3.2.1.4-rc2"): no host's address has one.
-BUILD_TAG_AFTER = re.compile(r"-(?:alpine|slim|bookworm|bullseye|buster|jammy|focal|noble|ubi\d*|rc\d*|beta\d*|"
-                             r"alpha\d*|dev\d*|snapshot|release|final|ga|lts|hotfix\d*|nightly|preview)(?![\w])",
-                             re.IGNORECASE)
-# An image's tag: the quad right after a path and a colon ("registry.example.com/billing:2.14.3.1").
-IMAGE_TAG_BEFORE = re.compile(r"[\w.\-]+/[\w.\-]+:$")
+# Words that ship a build right before its number, when an environment follows it ("Deploy
+# 5.9.1.204 to staging"): hosts are deployed too ("redeployed 10.0.0.7 after the crash").
+DEPLOYS = Cues.of(["deploy", "deploys", "deployed", "deploying", "redeploy", "redeployed", "promote", "promoted"])
+ENVIRONMENT_AFTER = re.compile(r"\s+(?:to|on|in|into)\s+(?:the\s+)?(?:staging|stage|production|prod|canary|qa|uat|"
+                               r"preprod|pre-prod|sandbox|beta)(?![\w])", re.IGNORECASE)
+# A container image's flavour or a pre-release glued after the quad ("1.27.4.0-alpine", "3.2.1.4-rc2").
+BUILD_TAG_AFTER = re.compile(r"-(?:alpine|slim|bookworm|bullseye|buster|jammy|focal|noble|ubi\d*|rc\d+|beta\d*|"
+                             r"alpha\d*|snapshot)(?![\w])", re.IGNORECASE)
+# An image's tag: the quad right after a registry's path and a colon
+# ("registry.example.com/billing:2.14.3.1", "ghcr.io/acme/api:"): a host with a dot, or two slashes.
+IMAGE_TAG_BEFORE = re.compile(r"(?<![\w.\-/])(?:[\w\-]+(?:\.[\w\-]+)+(?::\d+)?/[\w.\-/]+|[\w\-]+/[\w.\-]+/[\w.\-/]+):$")
 IP_CUES = Cues.of(["ip", "ips", "ipv4", "address", "addr", "host", "hosts", "hostname", "server", "servers",
                    "gateway", "gateways", "gw", "dns", "router", "ping", "from", "to", "src", "dst", "source",
                    "destination", "client", "peer", "subnet", "connect", "connected", "connection", "login",

@@ -12,9 +12,9 @@ import re
 
 from ibex_worker.pii import spoken, version_quads
 from ibex_worker.pii.context import words_before
-from ibex_worker.pii.network_words import (ADDRESS_WORDS, BUILD_TAG_AFTER, DEPLOYS, DOTTED, GLUED_VERSION_KEY,
-                                           IMAGE_TAG_BEFORE, IP_CUES, NETWORK_WORDS, NOT_AN_IP, OTHER_VERSION_WORDS,
-                                           UPGRADES, VERSION_SUFFIXES)
+from ibex_worker.pii.network_words import (ADDRESS_WORDS, BUILD_TAG_AFTER, DEPLOYS, DOTTED, ENVIRONMENT_AFTER,
+                                           GLUED_VERSION_KEY, IMAGE_TAG_BEFORE, IP_CUES, NETWORK_WORDS, NOT_AN_IP,
+                                           OTHER_VERSION_WORDS, UPGRADES, VERSION_SUFFIXES)
 from ibex_worker.pii.numbers import LIKELY, Hit
 
 _DIRECTIONS = frozenset({"from", "to"})
@@ -51,15 +51,17 @@ def _other_version_word(text: str, start: int, named: list[str]) -> bool:
 
 def _build(text: str, start: int, end: int, named: list[str]) -> bool:
     """A build's number: named by a version's key glued to another word ("versionName
-    4.8.12.1"), an image's tag ("registry.example.com/billing:2.14.3.1"), or, with no word of
-    hosts or networks around it, shipped by the verb right before it ("after deploying
-    2.7.14.3") or tagged right after it ("1.27.4.0-alpine"). Never a quad after "@"."""
+    4.8.12.1") or an image's tag after a registry's path ("registry.example.com/billing:2.14.3.1");
+    or, with no word of hosts or networks around it, deployed to an environment ("Deploy
+    5.9.1.204 to staging") or tagged as an image's flavour right after it ("1.27.4.0-alpine").
+    Never a quad after "@"."""
     if text[start - 1:start] == "@":
         return False
-    if any(GLUED_VERSION_KEY.fullmatch(word) for word in named) \
-            or IMAGE_TAG_BEFORE.search(text, max(0, start - 120), start):
+    if any(GLUED_VERSION_KEY.fullmatch(word) for word in named) or IMAGE_TAG_BEFORE.search(text, max(0, start - 120),
+                                                                                           start):
         return True
-    if not (DEPLOYS.found_in(named) and text[start - 1:start].isspace() or BUILD_TAG_AFTER.match(text, end)):
+    if not (DEPLOYS.found_in(named) and text[start - 1:start].isspace() and ENVIRONMENT_AFTER.match(text, end)
+            or BUILD_TAG_AFTER.match(text, end)):
         return False
     clause_after = re.split(r"[.;|\n]", text[end:end + 80])[0].lower()
     around = words_before(text, start, 12, reach=120) + re.findall(r"[^\W\d_]+", clause_after)[:8]
@@ -164,7 +166,8 @@ _IPV6_SHAPE = re.compile(r"(?<![\w:])[0-9a-f]{0,4}(?::[0-9a-f]{0,4}){2,7}(?![\w:
 def _ipv6_in(text: str) -> bool:
     """An IPv6 address elsewhere in the text: "why is 2606:4700:4700::1111 slower than 1.1.1.1"
     speaks of addresses, whatever the quad's shape."""
-    return any(_is_ip(match.group(0)) for match in _IPV6_SHAPE.finditer(text))
+    return any(_is_ip(match.group(0)) and len(re.findall(r"[0-9a-f]+", match.group(0), re.IGNORECASE)) >= 2
+               for match in _IPV6_SHAPE.finditer(text))
 
 
 def _inside_dotted_run(text: str, start: int, end: int) -> bool:
@@ -191,7 +194,8 @@ _SPOKEN_DOT = re.compile(r"\s+(?:dot|point|punto|punkt|ponto)\s+", re.IGNORECASE
 
 def spoken_ips(text: str) -> list[Hit]:
     """"one nine two dot one six eight dot zero dot one zero": each group said digit by digit
-    or as a number, every group a valid part of an IPv4 address, most of it said in words, and
+    or as a number, every group a valid part of an IPv4 address, most of it said in words, a
+    group read digit by digit or a word of hosts before it ("my ip is ten dot zero ..."), and
     no version's word before it ("the build is two point one point three point four")."""
     hits = []
     for match in _SPOKEN_IP.finditer(text):
@@ -208,7 +212,10 @@ def spoken_ips(text: str) -> list[Hit]:
         digits = ["".join(str(spoken.number_value(w) if not w.isdigit() else w) for w in g) for g in groups]
         said = sum(not word.isdigit() for group in groups for word in group)
         before = words_before(text, start, 6)
+        read_digit_by_digit = any(len(g) >= 2 and all(spoken.number_value(w) in range(10) or w.isdigit() for w in g)
+                                  for g in groups)
         if said >= 4 and all(len(d) <= 3 and int(d) <= 255 for d in digits) \
+                and (IP_CUES.found_in(words_before(text, start, 8)) or read_digit_by_digit) \
                 and not (NOT_AN_IP.found_in(before) or UPGRADES.found_in(before)):
             hits.append(Hit("IP_ADDRESS", start, end, LIKELY))
     return hits

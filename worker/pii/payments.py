@@ -36,16 +36,33 @@ _STRICT_GROUPS = {(4, 4, 4, 4), (4, 6, 5)}
 def cards(text: str) -> list[Hit]:
     hits = []
     for match in _CARD.finditer(text):
-        raw = match.group(0).replace(" - ", "-")
-        digits = re.sub(r"\D", "", raw)
-        separators = set(re.findall(r"[ \-./]", raw))
-        if not 12 <= len(digits) <= 19 or len(separators) > 1 \
-                or separators & {".", "/"} and tuple(len(g) for g in re.split(r"[./]", raw)) not in _STRICT_GROUPS:
-            continue
-        score = _card_score(text, match.start(), raw, digits)
-        if score:
-            hits.append(Hit("CREDIT_CARD", match.start(), match.end(), score))
+        start, rest = match.start(), match.group(0)
+        while (run := _card_run(rest)) is not None:  # "cards 4539 1488 0343 6467 5425 2334 3010 9903": two
+            raw = run.replace(" - ", "-")
+            digits = re.sub(r"\D", "", raw)
+            score = _card_score(text, start, raw, digits)
+            if score:
+                hits.append(Hit("CREDIT_CARD", start, start + len(run), score))
+            gap = len(re.match(r"\D*", rest[len(run):]).group(0))
+            start, rest = start + len(run) + gap, rest[len(run) + gap:]
     return hits + _read_out_cards(text)
+
+
+def _card_run(run: str) -> str | None:
+    """The card in a run of digit groups: the whole run, or, when it is longer than a card
+    ("4539 1488 0343 6467 0127 123": an expiry and a code follow), its longest leading groups
+    that are grouped as a card's are."""
+    sep = next((s for s in (" - ", " ", "-", ".", "/") if s in run), None)
+    groups = run.split(sep) if sep else [run]
+    for count in range(len(groups), 0, -1):
+        head = groups[:count]
+        lengths = tuple(len(g) for g in head)
+        if not 12 <= sum(lengths) <= 19:
+            continue
+        if count == len(groups) and sep not in (".", "/") or lengths in _STRICT_GROUPS \
+                or lengths in CARD_GROUPS and sep not in (".", "/"):
+            return sep.join(head) if sep else run
+    return None
 
 
 def _read_out_cards(text: str) -> list[Hit]:
@@ -128,6 +145,11 @@ COIN_CUES = Cues.of([
     "monedero", "portefeuille", "portafoglio", "portfel", "portfela", "peněženka", "dompet", "кошелек", "кошелёк", "адрес", "钱包", "地址",
     "ウォレット", "アドレス", "지갑", "주소",
 ])
+# A coin's ticker or name right after an address ("... . Importe: 1.25 LTC").
+_COINS_AFTER = frozenset({"ltc", "btc", "trx", "usdt", "usdc", "trc20", "erc20", "bep20", "doge", "xrp", "eth",
+                          "litecoin", "bitcoin", "tron", "dogecoin", "ethereum"})
+# Words that name an id, a token or a key right before a value.
+_ID_WORDS = Cues.of(["id", "sid", "trace", "request", "session", "token", "key", "nonce", "hash", "code", "ref"])
 # Base58 with a version byte of Tron, Litecoin or Dogecoin: 34 characters from T, L, M or D.
 # Without a coin's word near it, such a value is masked as uncertain (fail closed).
 _VERSIONED_BASE58 = re.compile(r"[tlmd][1-9a-z]{33}", re.IGNORECASE)
@@ -145,10 +167,12 @@ def wallets(text: str) -> list[Hit]:
                 or any(h.start <= match.start() < h.end for h in hits):
             continue  # base58 has no 0; hex is a hash or a digest
         after = [w.rstrip(".") for w in re.findall(r"[^\W_][\w.]*", text[match.end():match.end() + 40].lower())[:4]]
-        if COIN_CUES.found_in(words_before(text, match.start(), 8)) or COIN_CUES.found_in(after):
+        before = words_before(text, match.start(), 8)
+        if COIN_CUES.found_in(before) or any(word in _COINS_AFTER for word in after):
             hits.append(Hit("CRYPTO", match.start(), match.end(), CERTAIN))
-        elif _VERSIONED_BASE58.fullmatch(value) and not value[1:].isalpha():
-            hits.append(Hit("CRYPTO", match.start(), match.end(), UNCERTAIN))
+        elif _VERSIONED_BASE58.fullmatch(value) and not value[1:].isalpha() and not _ID_WORDS.found_in(before[-3:]) \
+                and not re.fullmatch(r"[a-z]{1,2}[0-9a-f]+", value):
+            hits.append(Hit("CRYPTO", match.start(), match.end(), UNCERTAIN))  # not a SID ("MM" and hex)
     for match in _LOOSE_BECH32.finditer(text):
         if not any(h.start <= match.start() < h.end for h in hits) and not _CRYPTO.fullmatch(match.group(0)) \
                 and COIN_CUES.found_in(words_before(text, match.start(), 8)):

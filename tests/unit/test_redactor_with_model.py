@@ -418,3 +418,27 @@ def test_counts_sections_roles_and_keys_are_no_address_name_ip_or_wallet(redacto
     assert not kinds & {"STREET_ADDRESS", "IP_ADDRESS", "CRYPTO"}
     masked = {text[f.start:f.end] for f in _one(redactor, text).findings if f.entity_type == "PERSON"}
     assert not masked & {"정보를", "Judge", "Server", "사람"}
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Address: 123 Nguyễn Huệ, Phường Bến Nghé, Quận 1, TP. Hồ Chí Minh", "Address: [STREET_ADDRESS]"),
+    ("office at 45 Nguyen Hue, District 1, Ho Chi Minh City", "office at [STREET_ADDRESS]"),
+    ("Địa chỉ: 25 Lý Thường Kiệt, Hoàn Kiếm, Hà Nội", "Địa chỉ: [STREET_ADDRESS]"),
+    ("Адрес: ул. Тверская, д. 12, кв. 34, Москва", "Адрес: [STREET_ADDRESS]"),
+    ("адреса: вул. Хрещатик, 22, кв. 5, Київ", "адреса: [STREET_ADDRESS]"),
+    ("כתובת: רחוב הרצל 45, תל אביב", "כתובת: [STREET_ADDRESS]"),
+    ("Domiciliu: Str. Mihai Eminescu nr. 47, bl. C2, ap. 12, 020071 București", "Domiciliu: [STREET_ADDRESS]"),
+    ("Osoite: Hämeenkatu 31 A 8, 33200 Tampere", "Osoite: [STREET_ADDRESS]"),
+])
+def test_vietnamese_cyrillic_hebrew_romanian_and_nordic_addresses(redactor, text, expected):
+    assert _one(redactor, text).content == expected
+
+
+@pytest.mark.parametrize("text", [
+    "Ordered 2 Pho bowls, District 1 branch, very good",
+    "We had 3 Angry Men, Brighton",
+    "see Str. 5 of the manual",
+    "Meet at the station a bit later",
+])
+def test_counts_and_titles_before_a_comma_are_no_vietnamese_address(redactor, text):
+    assert "STREET_ADDRESS" not in {f.entity_type for f in _one(redactor, text).findings}

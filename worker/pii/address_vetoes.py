@@ -129,7 +129,9 @@ def landmark_lead(part: str) -> int:
 
 def plausible_anchor(value: str) -> bool:
     """``5 hour drive``, ``3 miles along the river walk`` are prose, not streets: a quantity
-    after the number, or an English function word in the street's name."""
+    after the number, or an English function word in the street's name. A Nordic door's
+    staircase and flat after the number ("Hämeenkatu 31 A 8") are no words of prose."""
+    value = re.sub(r"(?<=\d)\s+[a-h]\s+\d{1,4}$", "", value, flags=re.IGNORECASE)
     if value[:1].isdigit() and quantity(value):
         return False
     words = [w.strip(".,").lower() for w in value.split()]

@@ -26,7 +26,8 @@ STREET_PREFIXES = (
     "street", "road", "lorong", "soi", "thanon", "gali", "marg", "pasaje", "psje.", "bv.", "bulevar", "carrera",
     "cra.", "kr.", "cl.", "diagonal", "transversal", "os.", "osiedle", "lieu-dit", "kampung", "kg.", "jln", "jln.",
     "ulitsa", "prospekt", "pr-t", "naberezhnaya", "pereulok", "per.", "shosse", "vulytsia", "vul.", "trav.",
-    "tv.", "rruga", "str-da", "sos.", "șos.",
+    "tv.", "rruga", "str-da", "sos.", "șos.", "str.", "ул.", "улица", "вул.", "вулиця", "пр.", "просп.",
+    "проспект", "пер.", "переулок", "бул.", "бульвар", "наб.", "רחוב", "רח'", "שדרות",
 )
 # Prefixes that are no English word: their street may give its number after a comma
 # ("Rua Augusta, 150", "C/ Mayor, 23", "ul. Tverskaya, d. 15").
@@ -35,7 +36,8 @@ FOREIGN_PREFIXES = (
     "praça", "praca", "ul.", "ulica", "al.", "aleja", "jl.", "jalan", "jln", "jln.", "caddesi", "cad.", "strada",
     "calea", "rambla", "camino", "ronda", "travesía", "estrada", "alameda", "rodovia", "carretera", "passeig",
     "rúa", "pasaje", "bv.", "bulevar", "carrera", "cra.", "os.", "osiedle", "ulitsa", "prospekt", "vul.",
-    "vulytsia", "rruga", "bulevardul", "sos.", "șos.",
+    "vulytsia", "rruga", "bulevardul", "sos.", "șos.", "str.", "ул.", "улица", "вул.", "вулиця", "просп.",
+    "проспект", "пер.", "переулок", "бульвар", "наб.", "רחוב", "שדרות",
 )
 # Compound street names of Germanic and Nordic languages end in one of these.
 STREET_SUFFIXES = (
@@ -45,7 +47,7 @@ STREET_SUFFIXES = (
     "torg", "tie", "katu", "kuja", "polku", "utca", "ulica", "cesta", "ulice", "náměstí", "gässli", "gässchen",
     "caddesi", "cad.", "cd.", "sokak", "sokağı", "sk.", "bulvarı", "mahallesi", "mah.", "allé", "stræde",
     "veg", "vei", "backe", "stig", "tori", "dori", "jie", "lu", "xiang", "hutong", "marg", "salai",
-    "str",
+    "str", "sugárút", "körút", "út", "tér", "fasor",
 )
 BOXES = ("p.o. box", "p. o. box", "po box", "p.o.box", "pobox", "post office box", "postfach", "postbus",
          "caixa postal", "apartado postal", "apartado de correos", "apartado", "apdo.", "bp", "b.p.",
@@ -55,7 +57,7 @@ BOXES = ("p.o. box", "p. o. box", "po box", "p.o.box", "pobox", "post office box
 BOX_ABBREVIATIONS = frozenset({"bp", "cp", "pf", "pmb"})
 UNITS = ("flat", "apt", "apt.", "apartment", "unit", "suite", "ste", "ste.", "room", "rm", "office", "house",
          "house no", "house no.", "h.no.", "bldg", "building", "floor", "fl", "level", "lvl", "blk", "block",
-         "plot", "lot", "no.", "no", "door", "door no", "bât.", "bat.", "bâtiment", "escalier", "esc.", "piso",
+         "plot", "lot", "no.", "no", "door", "door no", "sc.", "bl.", "ap.", "et.", "bât.", "bat.", "bâtiment", "escalier", "esc.", "piso",
          "planta", "puerta", "depto", "depto.", "dpto", "dpto.", "departamento", "apto", "apto.", "andar", "sala",
          "casa", "lgh", "lok.", "m.", "int.", "interno", "scala", "whg", "whg.", "og", "eg", "stock", "tür",
          "top", "bus", "bte", "boîte", "#", "pmb", "dept", "dept.", "po", "shop", "kiosk", "stall", "villa",

@@ -48,7 +48,7 @@ _NUMBER_FIRST = re.compile(
     rf"(?P<name>(?:{_W}\s+){{0,3}}{_W})", re.IGNORECASE)
 # Calle de Alcalá 214 / ul. Piotrkowska 120 / Jl. Kemang Raya No. 8
 _PREFIX_FIRST = re.compile(
-    rf"(?<![\w])(?P<prefix>{_PREFIX_RE})\s+(?P<name>(?:{_W}\s+){{0,4}})(?:no\.?\s*|nº\s*|n°\s*|#\s*)?{_NUM}"
+    rf"(?<![\w])(?P<prefix>{_PREFIX_RE})\s+(?P<name>(?:{_W}\s+){{0,4}})(?:no\.?\s*|nº\s*|n°\s*|#\s*|nr\.?\s*)?{_NUM}"
     r"(?![\w]|[.:]\d)", re.IGNORECASE)
 # Anchors that are addresses by themselves: a street line with its number, a box.
 _STRONG = [
@@ -61,14 +61,14 @@ _STRONG = [
     _PREFIX_FIRST,
     # Rua Augusta, 150 / C/ Mayor, 23 / ul. Tverskaya, d. 15
     re.compile(rf"(?<![\w])(?:{_FOREIGN_PREFIX_RE})\s*(?:{_W}\s+){{0,3}}{_W},\s*"
-               rf"(?:no\.?\s*|nº\s*|n°\s*|d\.\s*|dom\s+)?{_NUM}(?![\w]|[,.]\d)", re.IGNORECASE),
+               rf"(?:no\.?\s*|nº\s*|n°\s*|d\.\s*|dom\s+|д\.\s*|nr\.?\s*)?{_NUM}(?![\w]|[,.]\d)", re.IGNORECASE),
     # 45 Haeundaehaebyeon-ro / 22 Teheran-ro 87-gil (Korean road names)
     re.compile(rf"(?<![\w\-/]){_NUM}\s+{_W}-(?:ro|gil|daero)(?:\s+\d+(?:beon)?-gil)?(?![\w])", re.IGNORECASE),
     # 〒150-0002 (a Japanese postcode, marked as one)
     re.compile(r"〒\s?\d{3}-?\d{4}(?!\d)"),
     # Kastanienallee 41 / Vasagatan 7 / Mariahilfer Straße 112/14 / Bağdat Caddesi No:245
-    _COMPOUND_STREET := re.compile(rf"(?<![\w])[^\W\d_][\w'’\-]*(?:{_SUFFIX_RE})\s+(?:no[.:]?\s*)?{_NUM}(?![\w])",
-                                   re.IGNORECASE),
+    _COMPOUND_STREET := re.compile(rf"(?<![\w])[^\W\d_][\w'’\-]*(?:{_SUFFIX_RE})\s+(?:no[.:]?\s*)?{_NUM}"
+                                   rf"(?:\s+[a-h]\s+\d{{1,4}})?(?![\w])", re.IGNORECASE),  # "Hämeenkatu 31 A 8"
     _SPACED_SUFFIX_STREET := re.compile(rf"(?<![\w]){_W}\s+(?:{_SUFFIX_RE})\s+(?:no[.:]?\s*)?{_NUM}(?![\w])",
                                         re.IGNORECASE),
     # PO Box 4412 / Postfach 210 / Caixa Postal 1520 / BP 44 / Private Bag X9

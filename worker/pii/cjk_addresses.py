@@ -1,5 +1,5 @@
-"""Street addresses written in Chinese, Japanese and Korean, from their structure alone: no
-list of places.
+"""Street addresses written in Chinese, Japanese and Korean, and Vietnamese ones, from their
+structure alone: no list of places.
 
 These addresses run from the largest unit to the smallest with no spaces, each unit closed
 by its administrative suffix, then a number in the form the country uses, then the building
@@ -78,8 +78,39 @@ _LEAD = re.compile(r"(?:[我你他她它们咱]|发票|包裹|快递|住在|住�
                    r"住|在|到|寄|送|于|是|请|は|が|に|の|へ|で|を)+")
 
 
-def cjk_addresses(text: str) -> list[Hit]:
+# Vietnamese, in Latin letters: a door's number and the street's name, then comma-separated
+# ward, district and city ("123 Nguyễn Huệ, Phường Bến Nghé, Quận 1, TP. Hồ Chí Minh", "45 Nguyen
+# Hue, District 1, Ho Chi Minh City"). The street is Vietnamese by its letters, or by the ward's
+# or district's word that opens the next part.
+_VI_LETTER = re.compile("[ăâđêôơưạảấầẩẫậắằẳẵặẹẻẽếềểễệỉịọỏốồổỗộớờởỡợụủứừửữựỳỵỷỹ]", re.IGNORECASE)
+_VI_UNIT = re.compile(r"(?:phường|p\.|quận|q\.|huyện|xã|thị xã|thị trấn|tp\.|thành phố|district|dist\.|ward)"
+                      r"(?=[\s\d])", re.IGNORECASE)
+_VI_STREET = re.compile(r"(?<![\w\-/])\d{1,4}[a-z]?(?:/\d{1,4})*\s+[^\W\d_]+(?:\s+[^\W\d_]+){0,3}(?=\s*,)",
+                        re.IGNORECASE)
+_VI_PART = re.compile(r"""\s*,\s*((?:[^\W\d_][\w.]*|\d{1,3})(?:\s+(?:[^\W\d_][\w.]*|\d{1,3})){0,4})(?=\s*(?:[,.;)\n"'”]|$))""")
+
+
+def _vietnamese(text: str) -> list[Hit]:
     hits = []
+    for match in _VI_STREET.finditer(text):
+        end, parts, by_unit = match.end(), 0, False
+        if not any(_VI_LETTER.search(w) or w[0].isupper() for w in match.group(0).split()[1:]):
+            continue  # "2 bowls": English words written as such
+        while parts < 4 and (part := _VI_PART.match(text, end)) is not None:
+            words = part.group(1)
+            unit = _VI_UNIT.match(words)
+            rest = words[unit.end():].split() if unit else words.split()
+            if not all(_VI_LETTER.search(w) or w[0].isupper() or w.isdigit() or w.lower() in ("city", "province")
+                       for w in rest):
+                break
+            by_unit, parts, end = by_unit or unit, parts + 1, part.end()
+        if parts and (by_unit or _VI_LETTER.search(match.group(0))):
+            hits.append(Hit("STREET_ADDRESS", match.start(), end, LIKELY))
+    return hits
+
+
+def cjk_addresses(text: str) -> list[Hit]:
+    hits = _vietnamese(text)
     for pattern in (_JA_ZH, _KOREAN):
         for match in pattern.finditer(text):
             start, end = match.start(), match.end()

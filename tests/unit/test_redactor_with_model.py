@@ -442,3 +442,14 @@ def test_vietnamese_cyrillic_hebrew_romanian_and_nordic_addresses(redactor, text
 ])
 def test_counts_and_titles_before_a_comma_are_no_vietnamese_address(redactor, text):
     assert "STREET_ADDRESS" not in {f.entity_type for f in _one(redactor, text).findings}
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("よろしくお願いいたします。\n田中 太郎\n株式会社ミナトロジ", "よろしくお願いいたします。\n[PERSON]\n株式会社ミナトロジ"),
+    ("お客様 鈴木 花子 様へ折り返し予定", "お客様 [PERSON] 様へ折り返し予定"),
+    ("山田：次の議題に移ります。\n小林：了解です。", "[PERSON]：次の議題に移ります。\n[PERSON]：了解です。"),
+    ("田中 部長が来ます", "田中 部長が来ます"),                      # a rank after the family name, no given name
+    ("東京都 中央区", "東京都 中央区"),
+])
+def test_japanese_full_names_written_with_a_space_and_family_names_as_speakers(redactor, text, expected):
+    assert _one(redactor, text).content == expected

@@ -189,6 +189,11 @@ _SELF_NAMED = re.compile(rf"(?P<name>(?:{_JA_SURNAME})(?:{_SPACE}{_HAN_RUN}{{1,3
 # "総務の西村から", "経理の佐々木が": a department, then a family name of two or more characters.
 _JA_LONG_SURNAME = "|".join(sorted((n for n in _JAPANESE_SURNAMES if len(n) > 1), key=len, reverse=True))
 _DEPARTMENT_MEMBER = re.compile(rf"(?<=の)(?P<name>{_JA_LONG_SURNAME})(?=から|より|が|に|は|と|まで|へ)")
+# "鈴木 花子", "石川　健太": a known family name, a space, a given name in one to three kanji
+# (written so in signatures and lists); "山田：次の議題" a family name as a speaker's label.
+_SPACED_FULL_NAME = re.compile(rf"(?<![{_HAN}{_HIRAGANA}{_KATAKANA}])(?P<name>(?:{_JA_SURNAME})[ \u3000]"
+                               rf"(?P<given>{_HAN_RUN}{{1,3}}))(?![{_HAN}])")
+_SPEAKER = re.compile(rf"(?<![{_HAN}{_HIRAGANA}{_KATAKANA}])(?P<name>{_JA_LONG_SURNAME})[：:]")
 _JAPANESE_FIELD = re.compile(r"(?:署名|差出人|宛名|宛先|受取人|申込者|連絡先|患者名|氏名|お名前|名前|フリガナ|ふりがな|"
                              r"担当者|担当|配達先|こんにちは|もしもし)(?:\s*[：:、]\s*|は|の|\s+)")
 
@@ -201,6 +206,9 @@ def _japanese(text: str) -> list[tuple[int, int]]:
             spans.append((match.start("name"), match.end("name")))
     spans += [(m.start("name"), m.end("name")) for m in _JAPANESE_RANKED.finditer(text)]
     spans += [(m.start("name"), m.end("name")) for m in _DEPARTMENT_MEMBER.finditer(text)]
+    spans += [(m.start("name"), m.end("name")) for m in _SPACED_FULL_NAME.finditer(text)
+              if not re.fullmatch(_JAPANESE_RANKS, m.group("given")) and m.group("given") not in _NOT_NAMES]
+    spans += [(m.start("name"), m.end("name")) for m in _SPEAKER.finditer(text)]
     for match in _SELF_NAMED.finditer(text):
         spans.append((match.start("name"), match.end("name")))
     for match in _JAPANESE_FIELD.finditer(text):

@@ -453,3 +453,15 @@ def test_counts_and_titles_before_a_comma_are_no_vietnamese_address(redactor, te
 ])
 def test_japanese_full_names_written_with_a_space_and_family_names_as_speakers(redactor, text, expected):
     assert _one(redactor, text).content == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("银联卡 有效期 12/28，持卡人 王芳", "银联卡 有效期 12/28，持卡人 [PERSON]"),
+    ("开票人写邓超凡。", "开票人写[PERSON]。"),
+    ("报价单请回复。\n谢谢，张伟", "报价单请回复。\n谢谢，[PERSON]"),
+    ("谢谢，我知道了。", "谢谢，我知道了。"),                          # thanks, then no name
+    ("사용자 이름은 김민준이고, 연락처는", "사용자 이름은 [PERSON]이고, 연락처는"),
+    ("이름은 뭐예요?", "이름은 뭐예요?"),                              # a question, no name
+])
+def test_chinese_payee_fields_sign_offs_and_korean_names_after_their_field(redactor, text, expected):
+    assert _one(redactor, text).content == expected

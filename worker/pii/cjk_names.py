@@ -58,7 +58,8 @@ _KOREAN_TITLES = ("고객님|선생님|교수님|원장님|사장님|팀장님|�
 _KOREAN_TITLE_WORDS = frozenset(re.sub(r"님$", "", t) for t in _KOREAN_TITLES.split("|")) | {"담당자", "기사"}
 # Chinese fields that announce a name; with a colon after them any short run is taken.
 _FIELDS = ("学生姓名|患者姓名|姓名|联系人|聯絡人|紧急联系人|收件人|寄件人|收货人|收貨人|负责人|負責人|监护人|監護人|"
-           "出租方|承租方|租客|申请人|申請人|参会人员|订餐人|开票人|家长签字|签字|签名|班主任|客户|客戶|用户|用戶")
+           "出租方|承租方|租客|申请人|申請人|参会人员|订餐人|开票人写|开票人|家长签字|签字|签名|班主任|客户|客戶|用户|用戶|"
+           "持卡人|收款人|付款人|户名|戶名|经办人|經辦人|签收人|簽收人")
 # Relations and verbs before a Chinese name that must end its run ("我同事宋佳佳，").
 _CHINESE_BEFORE_NAME = ("请联系|請聯繫|联系|聯繫|发给|發給|交给|交給|告诉|告訴|转告|轉告|通知|打给|打給|找|叫|由|"
                         "同事|朋友|表哥|表姐|表弟|表妹|老公|老婆|母亲|父亲|妻子|丈夫|儿子|女儿|哥哥|姐姐|弟弟|妹妹")
@@ -87,6 +88,8 @@ _CHINESE_BEFORE_TITLE = re.compile(rf"(?P<name>{_HAN_RUN}{{1,4}})(?P<title>{_CHI
 _CHINESE_FIELD = re.compile(rf"(?P<field>{_FIELDS}|您好|你好|我是|我叫|我姓|此致\s*敬礼[！!]?|"
                             rf"{_HAN_RUN}{{1,4}}(?:人员|人員|名单|名單|主任|人|者|方|员|員)(?=\s*[：:]))\s*(?P<colon>[：:])?\s*")
 _CHINESE_CUE = re.compile(rf"(?:{_CHINESE_BEFORE_NAME})")
+# A letter's thanks before its signature ("谢谢，张伟"): a full name that ends the run.
+_SIGN_OFF = re.compile(r"(?:谢谢|謝謝)(?:你|您)?[，,]\s*")
 # 小王, 老李, 阿强: a nickname standing alone before a comma, a stop or "said", or after a verb
 # or a trade that names a person.
 _SURNAME_CLASS = "".join(sorted(_CHINESE_SURNAMES))
@@ -104,7 +107,7 @@ def _chinese(text: str) -> list[tuple[int, int]]:
             spans.append(span)
     for match in _CHINESE_FIELD.finditer(text):
         spans += _listed_names(text, match.end(), any_run=bool(match.group("colon")))
-    for match in _CHINESE_CUE.finditer(text):
+    for match in [*_CHINESE_CUE.finditer(text), *_SIGN_OFF.finditer(text)]:
         span = _chinese_name_at(text, match.end(), closed=True)
         if span is not None:
             spans.append(span)
@@ -235,7 +238,7 @@ _KOREAN_BEFORE = re.compile(rf"{_KOREAN_NAME} ?(?P<title>{_KOREAN_TITLES})")
 # A full name before a particle that follows people ("임하은이랑", "서지수에게"): three syllables
 # from a family name (two-syllable words before these are too common: "김치랑").
 _KOREAN_PARTICLED = re.compile(rf"(?<![{_HANGUL}])(?P<name>[{_HANGUL}]{{3}})(?=이랑|랑|에게|한테|께서)")
-_KOREAN_FIELD = re.compile(r"(?:성명|이름|담당자|수신인|받는 ?분|보내는 ?분|주문자|고객|안녕하세요|저는)\s*[:：,，]?\s*"
+_KOREAN_FIELD = re.compile(r"(?:성명|이름은|이름|담당자|수신인|받는 ?분|보내는 ?분|주문자|고객|안녕하세요|저는)\s*[:：,，]?\s*"
                            r"|(?:수령인|수취인|받는 ?사람|보내는 ?사람|발신인)\s*[:：]\s*")  # these only with a colon
 
 
@@ -271,7 +274,8 @@ def _korean_name(name: str, start: int, title: str, *, spaced: bool) -> tuple[in
 def _korean_name_at(text: str, cursor: int) -> tuple[int, int] | None:
     """The name a field or a greeting announces, before its particle or copula."""
     match = re.match(rf"[{_HANGUL}]{{2,4}}?(?=입니다|이에요|예요|이고|씨|님|[^{_HANGUL}]|$)", text[cursor:])
-    if match is None or match.group(0) in _KOREAN_TITLE_WORDS or match.group(0) in _NOT_NAMES:
+    if match is None or match.group(0) in _KOREAN_TITLE_WORDS or match.group(0) in _NOT_NAMES \
+            or match.group(0).startswith(("뭐", "무엇", "누구", "어떻", "어디")):  # "이름은 뭐예요?": a question
         return None
     return cursor, cursor + match.end()
 

@@ -465,3 +465,27 @@ def test_japanese_full_names_written_with_a_space_and_family_names_as_speakers(r
 ])
 def test_chinese_payee_fields_sign_offs_and_korean_names_after_their_field(redactor, text, expected):
     assert _one(redactor, text).content == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("PESEL do umowy: 85031204567; dzięki", "PESEL do umowy: [NATIONAL_ID]; dzięki"),
+    ("CPF do titular para a nota fiscal: 123.456.789-09, ok", "CPF do titular para a nota fiscal: [NATIONAL_ID], ok"),
+    ("酒店入住登记用的身份证号：110105199003071234。", "酒店入住登记用的身份证号：[NATIONAL_ID]。"),
+    ("주민등록번호 850312-1234567, 전화 010-2345-6789", "주민등록번호 [NATIONAL_ID], 전화 [PHONE_NUMBER]"),
+    ("Reisepass gültig bis 22.11.2027, Nummer C01X00T47", "Reisepass gültig bis 22.11.2027, Nummer [NATIONAL_ID]"),
+    ("电话 138 1234 5678", "电话 [PHONE_NUMBER]"),
+])
+def test_an_id_s_name_earlier_in_the_clause_and_phone_words_of_cjk_scripts(redactor, text, expected):
+    assert _one(redactor, text).content == expected
+
+
+@pytest.mark.parametrize("text", [
+    "Steuernummer des Arbeitgebers 143/256/70318, Festsetzung gemäß § 155 AO",   # a company's tax number
+    "NIF de la sociedad B-86519320, resultado a ingresar 1.874,32 €",
+    "RFC 3339 says 1985-04-12T23:20:50.52Z is valid",                            # a standard, not a tax id
+    "RFC 1918 reserves 10.0.0.0/8 for private networks",
+    "x-forwarded-for chain, cf-ray=862f4a1c9d0e4417-FRA",                        # a name glued into a word
+    "passport renewal, order 4417 2290 1187 shipped",                           # a business word names it
+])
+def test_company_numbers_standards_and_orders_after_an_id_s_name_are_no_ids(redactor, text):
+    assert not {f.entity_type for f in _one(redactor, text).findings} & {"NATIONAL_ID", "US_SSN"}

@@ -44,7 +44,8 @@ ID_KEYWORDS: dict[str, str] = {
         "passport #", "licence #", "license #", "identity document", "id document", "document number",
         "documento", "documento de identidad", "carte d'identité", "numéro d'identité", "sozialversicherungsnummer",
         "svnr", "steueridentifikationsnummer", "national id number", "tax identification number",
-        "rijksregisternummer", "rijksregister", "registre national", "insz",
+        "rijksregisternummer", "rijksregister", "registre national", "insz", "versichertennummer",
+        "krankenversichertennummer", "kvnr",
     ], "NATIONAL_ID"),
 }
 _CONNECTORS = frozenset({"number", "numbers", "no", "nr", "num", "n°", "nº", "#", "is", "es", "è", "é", "ist",
@@ -61,15 +62,62 @@ _VALUE_TOKEN = re.compile(r"[^\W_]+|[^\w\s]", re.UNICODE)
 
 def named_ids(text: str) -> list[Hit]:
     """A value right after an identifier's name ("NHS number 401 023 7236", "mi DNI es
-    48392017V"): digits and letters in groups, with at least four digits."""
+    48392017V"): digits and letters in groups, with at least four digits; or, further on in
+    the same clause with no business word between, a value of six digits or more ("PESEL do
+    umowy: 85031204567", "身份证号（张伟）：110105199003071234")."""
     hits = []
-    for match in _KEYWORD_RE.finditer(text):
-        span = _id_value(text, match.end())
-        if span is None or _not_a_person_s(match.group(1).lower(), text[span[0]:span[1]]) \
+    keywords = [(m.group(1).lower(), m.end()) for m in _KEYWORD_RE.finditer(text)] \
+        + [("national id", m.end()) for m in _CJK_KEYWORD_RE.finditer(text)]
+    for keyword, end in keywords:
+        span = _id_value(text, end) or _later_in_clause(text, end)
+        if span is None or _not_a_person_s(keyword, text[span[0]:span[1]]) \
                 or _COMPANY_AFTER.match(text, span[1]) or format_mask(text[span[0]:span[1]]):
             continue
-        hits.append(Hit(ID_KEYWORDS[match.group(1).lower()], span[0], span[1], NAMED))
+        hits.append(Hit(ID_KEYWORDS[keyword], span[0], span[1], NAMED))
     return hits
+
+
+# Identifiers' names in scripts written without spaces, glued to the words around them.
+_CJK_KEYWORD_RE = re.compile(r"주민등록번호|주민번호|외국인등록번호|身份证号码|身份证号|身份证|身分證字號|身分證|"
+                             r"マイナンバー|個人番号|在留カード番号")
+_CLAUSE_END = re.compile(r"[;|\n。]|\.\s")
+_LATER_VALUE = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{0,6}\d")
+
+
+# A company's own number: "Steuernummer der GmbH 143/815/08154", "NIF de la sociedad B-86519320".
+_COMPANY_WORDS = frozenset({"gmbh", "ag", "kg", "sociedad", "empresa", "société", "societe", "entreprise", "società",
+                            "company", "companies", "firma", "unternehmen", "unternehmens", "betrieb", "betriebs",
+                            "arbeitgeber", "arbeitgebers", "employer", "employers",
+                            "ltd", "inc", "llc", "corp", "sa", "sl", "sarl", "bv", "nv", "plc"})
+_DATE_VALUE = re.compile(r"(?:\d{1,2}[./\-]\d{1,2}[./\-](?:19|20)?\d\d|(?:19|20)\d\d[./\-]\d{1,2}[./\-]\d{1,2})(?!\d)")
+
+
+_DOTTED_QUAD = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}(?![\d.])")
+
+
+def _later_in_clause(text: str, cursor: int) -> tuple[int, int] | None:
+    if re.match(r"\s*\d{1,5}(?![\w.\-/])", text[cursor:]):
+        return None  # "RFC 3339 says ...": the name numbers something else
+    if not re.match(r"[\s:：（(]|$", text[cursor:cursor + 1]) and not _CJK_KEYWORD_RE.search(text, max(0, cursor - 8),
+                                                                                           cursor):
+        return None  # "cf-ray=862f4a1c...": the name glued into another word
+    end = _CLAUSE_END.search(text, cursor, cursor + 100)
+    clause_end = end.start() if end else min(len(text), cursor + 100)
+    past = cursor
+    for value in list(_LATER_VALUE.finditer(text, cursor, clause_end))[:6]:
+        span = _value_groups(text, value.start()) if value.start() >= past else None
+        if span is None or _DATE_VALUE.match(text[span[0]:span[1]]) or _DOTTED_QUAD.match(text, span[0]):
+            past = max(past, span[1] if span else value.end())
+            continue  # "passport ... valid until 22/11/2024, number C01X00T47": past the date
+        if sum(ch.isdigit() for ch in text[span[0]:span[1]]) < 6 or span[1] > clause_end:
+            return None
+        between = {w.lower() for w in re.findall(r"[^\W\d_]+", text[max(0, cursor - 30):span[0]])}
+        shaped = any(pattern.fullmatch(text[span[0]:span[1]]) for pattern, _ in _ID_SHAPES)
+        if between & _COMPANY_WORDS or not shaped and BUSINESS.found_in(words_before(text, span[0], 2,
+                                                                                      reach=span[0] - cursor)):
+            return None  # a company's tax number; "passport renewal, order 4417 2290": the business word names it
+        return span
+    return None
 
 
 # "Steuernummer 21/815/08150 (Betrieb)", "NIF 503504564 (empresa)": the tax number of a business.

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from spacy.lang.en.stop_words import STOP_WORDS
 
 from ibex_worker.pii.address_words import STREET_TYPES
+from ibex_worker.pii.languages import reads_foreign
 from ibex_worker.pii.lexicon import capitalised_share, gazetteer, places, rare
 from ibex_worker.pii.name_words import ORG_WORDS, PARTICLES
 from ibex_worker.pii.names import CUE_WORDS, NAME_WORD, NAMED_ALONE, capitalised, given_name
@@ -128,8 +129,52 @@ _ALIAS = re.compile(rf"\s*[(（]\s*(?:(?P<cue>goes by|aka|a\.k\.a\.|nickname|nic
 def aliases_and_speakers(text: str, people: Sequence[tuple[int, int]], not_names: frozenset[str]) -> list[Hit]:
     """The names the structure around the people found gives: the name a person goes by, in
     brackets after them, and the other speakers of a text written in turns."""
-    found = _aliases(text, people, not_names) + _speaker_turns(text, people, not_names)
+    found = _aliases(text, people, not_names) + _speaker_turns(text, people, not_names) \
+        + _list_mates(text, people, not_names) + _signed(text, not_names)
     return [h for h in found if not any(s < h.end and h.start < e for s, e in people)]
+
+
+# "Ama, Kofi, Yaw, Efua and Kojo", "Aroha (9), Tama (6) and Wiremu (2)": a list whose items are
+# mostly people found: its other items that are capitalised names are people too.
+_ITEM = rf"{NAME_WORD}(?: {NAME_WORD})?(?:\s*\(\d{{1,3}}\))?"
+_LIST = re.compile(rf"(?<![\w'’\-]){_ITEM}(?:\s*,\s*{_ITEM})+(?:,?\s+(?:and|&|or|und|y|et|e|en|og|och|i|a)\s+{_ITEM})?")
+_ITEM_NAME = re.compile(rf"{NAME_WORD}(?: {NAME_WORD})?")
+
+
+def _list_mates(text: str, people: Sequence[tuple[int, int]], not_names: frozenset[str]) -> list[Hit]:
+    """In English text only: in another language the model's people are less sure, and a list
+    of them would spread one mistake ("selam, ben Burak, okul kaydı")."""
+    if reads_foreign(text):
+        return []
+    found = []
+    for listed in _LIST.finditer(text):
+        items = [(listed.start() + m.start(), listed.start() + m.end())
+                 for m in _ITEM_NAME.finditer(listed.group(0))
+                 if m.group(0).lower() not in ("and", "or", "und", "y", "et", "e", "en", "og", "och", "i", "a")]
+        known = [item for item in items if any(s <= item[0] and item[1] <= e for s, e in people)]
+        if len(items) < 3 or len(known) < 2 or len(known) * 2 < len(items):
+            continue
+        found += [Hit("PERSON", start, end, NAMED_ALONE) for start, end in items if (start, end) not in known
+                  and all(_mate_word(w, not_names) for w in text[start:end].split())]
+    return found
+
+
+def _mate_word(word: str, not_names: frozenset[str]) -> bool:
+    """A capitalised name among people: a place's name too if it is a given name ("Anna")."""
+    lower = word.lower()
+    return word[0].isupper() and lower not in _FIELD_LABELS and _name_like(word) and _uncommon(word) \
+        and lower not in not_names and lower not in ORG_WORDS and (lower not in places() or given_name(word))
+
+
+# "See you at 7. — Haruto": a name signing the text off after a sentence and a dash, at its very end.
+_SIGNATURE = re.compile(rf"(?:[.!?…)]\s*|\s{{2,}})[—–-]{{1,2}}\s+(?P<name>{NAME_WORD}(?: {NAME_WORD})?)\s*$")
+
+
+def _signed(text: str, not_names: frozenset[str]) -> list[Hit]:
+    match = _SIGNATURE.search(text)
+    if match is None or not all(w[0].isupper() and _alias_word(w, not_names) for w in match.group("name").split()):
+        return []
+    return [Hit("PERSON", match.start("name"), match.end("name"), NAMED_ALONE)]
 
 
 def _aliases(text: str, people: Sequence[tuple[int, int]], not_names: frozenset[str]) -> list[Hit]:

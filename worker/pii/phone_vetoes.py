@@ -145,7 +145,7 @@ _CJK_NUMBER_OF = re.compile(r"(?P<kind>[\u3040-\u306d\u306f-\u30ff\u4e00-\u9fff]
 # management, meeting, contract, policy, serial), glued to 番号 or ID: "予約者の番号" (the
 # booker's number) and "お客様の新しい番号" (the customer's new number) are people's.
 _CJK_RECORD_KINDS = re.compile(r"(?:会員|追跡|注文|受付|伝票|予約|管理|整理|問い合わせ|会議|契約|保険|証券|製造|"
-                               r"シリアル|订单|运单|会员|合同|保单|会议)$")
+                               r"シリアル|郵便|订单|运单|会员|合同|保单|会议|邮政)$")
 
 # Phone words inside a Japanese or Chinese kind ("お客様の携帯番号": the customer's mobile).
 _CJK_PHONE_KINDS = re.compile(r"電話|携帯|連絡|ファックス|FAX|ＦＡＸ|电话|手机|联系")

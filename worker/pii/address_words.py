@@ -26,7 +26,7 @@ STREET_PREFIXES = (
     "street", "road", "lorong", "soi", "thanon", "gali", "marg", "pasaje", "psje.", "bv.", "bulevar", "carrera",
     "cra.", "kr.", "cl.", "diagonal", "transversal", "os.", "osiedle", "lieu-dit", "kampung", "kg.", "jln", "jln.",
     "ulitsa", "prospekt", "pr-t", "naberezhnaya", "pereulok", "per.", "shosse", "vulytsia", "vul.", "trav.",
-    "tv.", "rruga", "str-da", "sos.", "șos.", "str.", "ул.", "улица", "вул.", "вулиця", "пр.", "просп.",
+    "tv.", "rruga", "str-da", "sos.", "șos.", "str.", "ул.", "улица", "вул.", "вулиця", "просп.",
     "проспект", "пер.", "переулок", "бул.", "бульвар", "наб.", "רחוב", "רח'", "שדרות",
 )
 # Prefixes that are no English word: their street may give its number after a comma

@@ -88,8 +88,6 @@ _CHINESE_BEFORE_TITLE = re.compile(rf"(?P<name>{_HAN_RUN}{{1,4}})(?P<title>{_CHI
 _CHINESE_FIELD = re.compile(rf"(?P<field>{_FIELDS}|您好|你好|我是|我叫|我姓|此致\s*敬礼[！!]?|"
                             rf"{_HAN_RUN}{{1,4}}(?:人员|人員|名单|名單|主任|人|者|方|员|員)(?=\s*[：:]))\s*(?P<colon>[：:])?\s*")
 _CHINESE_CUE = re.compile(rf"(?:{_CHINESE_BEFORE_NAME})")
-# A letter's thanks before its signature ("谢谢，张伟"): a full name that ends the run.
-_SIGN_OFF = re.compile(r"(?:谢谢|謝謝)(?:你|您)?[，,]\s*")
 # 小王, 老李, 阿强: a nickname standing alone before a comma, a stop or "said", or after a verb
 # or a trade that names a person.
 _SURNAME_CLASS = "".join(sorted(_CHINESE_SURNAMES))
@@ -107,7 +105,7 @@ def _chinese(text: str) -> list[tuple[int, int]]:
             spans.append(span)
     for match in _CHINESE_FIELD.finditer(text):
         spans += _listed_names(text, match.end(), any_run=bool(match.group("colon")))
-    for match in [*_CHINESE_CUE.finditer(text), *_SIGN_OFF.finditer(text)]:
+    for match in _CHINESE_CUE.finditer(text):
         span = _chinese_name_at(text, match.end(), closed=True)
         if span is not None:
             spans.append(span)
@@ -196,7 +194,9 @@ _DEPARTMENT_MEMBER = re.compile(rf"(?<=の)(?P<name>{_JA_LONG_SURNAME})(?=から
 # (written so in signatures and lists); "山田：次の議題" a family name as a speaker's label.
 _SPACED_FULL_NAME = re.compile(rf"(?<![{_HAN}{_HIRAGANA}{_KATAKANA}])(?P<name>(?:{_JA_SURNAME})[ \u3000]"
                                rf"(?P<given>{_HAN_RUN}{{1,3}}))(?![{_HAN}])")
-_SPEAKER = re.compile(rf"(?<![{_HAN}{_HIRAGANA}{_KATAKANA}])(?P<name>{_JA_LONG_SURNAME})[：:]")
+_SPEAKER = re.compile(rf"(?:^|(?<=\s))(?P<name>{_JA_LONG_SURNAME})[：:]")  # at the start of a line
+# A place or a business named after a family: "上野 公園", "松本 城", "山田 商店", "小林 医院".
+_FACILITY = re.compile("(?:公園|城|商店|医院|病院|駅|店|屋|銀行|神社|寺|学校|大学|会館|役所|線|町|村|市|区|県|庁|館|園|院|所|社|堂|橋|川|山)$")
 _JAPANESE_FIELD = re.compile(r"(?:署名|差出人|宛名|宛先|受取人|申込者|連絡先|患者名|氏名|お名前|名前|フリガナ|ふりがな|"
                              r"担当者|担当|配達先|こんにちは|もしもし)(?:\s*[：:、]\s*|は|の|\s+)")
 
@@ -210,8 +210,11 @@ def _japanese(text: str) -> list[tuple[int, int]]:
     spans += [(m.start("name"), m.end("name")) for m in _JAPANESE_RANKED.finditer(text)]
     spans += [(m.start("name"), m.end("name")) for m in _DEPARTMENT_MEMBER.finditer(text)]
     spans += [(m.start("name"), m.end("name")) for m in _SPACED_FULL_NAME.finditer(text)
-              if not re.fullmatch(_JAPANESE_RANKS, m.group("given")) and m.group("given") not in _NOT_NAMES]
-    spans += [(m.start("name"), m.end("name")) for m in _SPEAKER.finditer(text)]
+              if not re.fullmatch(_JAPANESE_RANKS, m.group("given")) and m.group("given") not in _NOT_NAMES
+              and not _FACILITY.search(m.group("given"))]
+    speakers = list(_SPEAKER.finditer(text))
+    if len(speakers) >= 2:  # turns of a conversation, not "松本：晴れ" in a weather list
+        spans += [(m.start("name"), m.end("name")) for m in speakers]
     for match in _SELF_NAMED.finditer(text):
         spans.append((match.start("name"), match.end("name")))
     for match in _JAPANESE_FIELD.finditer(text):
@@ -238,7 +241,7 @@ _KOREAN_BEFORE = re.compile(rf"{_KOREAN_NAME} ?(?P<title>{_KOREAN_TITLES})")
 # A full name before a particle that follows people ("임하은이랑", "서지수에게"): three syllables
 # from a family name (two-syllable words before these are too common: "김치랑").
 _KOREAN_PARTICLED = re.compile(rf"(?<![{_HANGUL}])(?P<name>[{_HANGUL}]{{3}})(?=이랑|랑|에게|한테|께서)")
-_KOREAN_FIELD = re.compile(r"(?:성명|이름은|이름|담당자|수신인|받는 ?분|보내는 ?분|주문자|고객|안녕하세요|저는)\s*[:：,，]?\s*"
+_KOREAN_FIELD = re.compile(r"(?:성명|제 ?이름은|저의 ?이름은|성함은|이름|담당자|수신인|받는 ?분|보내는 ?분|주문자|고객|안녕하세요|저는)\s*[:：,，]?\s*"
                            r"|(?:수령인|수취인|받는 ?사람|보내는 ?사람|발신인)\s*[:：]\s*")  # these only with a colon
 
 

@@ -9,7 +9,8 @@ import re
 
 from ibex_worker.pii.checksums import cn_resident_id_valid, creditor_reference_valid, es_dni_valid
 from ibex_worker.pii.context import words_before
-from ibex_worker.pii.business import BUSINESS
+from ibex_worker.pii.business import BUSINESS, record_compound
+from ibex_worker.pii.phone_words import PHONE_CUES, WEAK_PHONE_CUES
 from ibex_worker.pii.numbers import LIKELY, NAMED, Hit
 
 # keyword -> entity type. The value follows the keyword (and "number", "no", ":" ...).
@@ -69,7 +70,7 @@ def named_ids(text: str) -> list[Hit]:
     keywords = [(m.group(1).lower(), m.end()) for m in _KEYWORD_RE.finditer(text)] \
         + [("national id", m.end()) for m in _CJK_KEYWORD_RE.finditer(text)]
     for keyword, end in keywords:
-        span = _id_value(text, end) or _later_in_clause(text, end)
+        span = _id_value(text, end) or (_later_in_clause(text, end) if keyword in _ID_NAMES else None)
         if span is None or _not_a_person_s(keyword, text[span[0]:span[1]]) \
                 or _COMPANY_AFTER.match(text, span[1]) or format_mask(text[span[0]:span[1]]):
             continue
@@ -77,6 +78,23 @@ def named_ids(text: str) -> list[Hit]:
     return hits
 
 
+# The names that name nothing but a person's identifier: only they announce a value further on
+# in their clause ("nie", "sin", "tin", "pan", "licence", "NHS" are words, services or fees too).
+_ID_NAMES = frozenset({
+    "passport", "passport no", "passport number", "reisepass", "reisepassnummer", "pasaporte", "passeport",
+    "passaporto", "passaporte", "paspoort", "paszport", "pesel", "cpf", "dni", "curp", "codice fiscale",
+    "steuer-id", "steuerid", "steuer id", "steueridentifikationsnummer", "identifikationsnummer", "personalausweis",
+    "ausweisnummer", "personalausweisnummer", "aadhaar", "aadhar", "cnic", "nric", "mykad", "hkid", "bvn", "ssn",
+    "social security", "social security number", "driver license", "driver licence", "drivers license",
+    "drivers licence", "driver's license", "driver's licence", "driving licence", "driving license", "führerschein",
+    "national id", "national identity", "national id number", "id card", "identity card", "tax id", "tckn",
+    "tc kimlik", "personnummer", "henkilötunnus", "hetu", "fødselsnummer", "kennitala", "amka", "oib", "jmbg",
+    "egn", "rodné číslo", "insz", "rijksregisternummer", "burgerservicenummer", "versichertennummer",
+    "krankenversichertennummer", "sozialversicherungsnummer", "emirates id", "iqama", "nhs number",
+    "national insurance number", "ppsn", "ahv", "ahv-nr", "cédula", "cedula", "documento de identidad",
+    "carte d'identité", "numéro d'identité", "tax identification number", "resident registration", "ktp", "nik",
+    "rrn", "bsn", "pps number", "pps no", "social insurance number", "national insurance no", "ni number",
+})
 # Identifiers' names in scripts written without spaces, glued to the words around them.
 _CJK_KEYWORD_RE = re.compile(r"주민등록번호|주민번호|외국인등록번호|身份证号码|身份证号|身份证|身分證字號|身分證|"
                              r"マイナンバー|個人番号|在留カード番号")
@@ -89,7 +107,8 @@ _COMPANY_WORDS = frozenset({"gmbh", "ag", "kg", "sociedad", "empresa", "sociét�
                             "company", "companies", "firma", "unternehmen", "unternehmens", "betrieb", "betriebs",
                             "arbeitgeber", "arbeitgebers", "employer", "employers",
                             "ltd", "inc", "llc", "corp", "sa", "sl", "sarl", "bv", "nv", "plc"})
-_DATE_VALUE = re.compile(r"(?:\d{1,2}[./\-]\d{1,2}[./\-](?:19|20)?\d\d|(?:19|20)\d\d[./\-]\d{1,2}[./\-]\d{1,2})(?!\d)")
+_DATE_VALUE = re.compile(r"(?:\d{1,2}[./\-]\d{1,2}[./\-](?:19|20)?\d\d|(?:19|20)\d\d[./\-]\d{1,2}[./\-]\d{1,2}|"
+                         r"(?:19|20)\d\d[/\-](?:19|20)?\d\d|(?:19|20)\d\d[01]\d[0-3]\d)(?!\d)")
 
 
 _DOTTED_QUAD = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}(?![\d.])")
@@ -109,15 +128,26 @@ def _later_in_clause(text: str, cursor: int) -> tuple[int, int] | None:
         if span is None or _DATE_VALUE.match(text[span[0]:span[1]]) or _DOTTED_QUAD.match(text, span[0]):
             past = max(past, span[1] if span else value.end())
             continue  # "passport ... valid until 22/11/2024, number C01X00T47": past the date
-        if sum(ch.isdigit() for ch in text[span[0]:span[1]]) < 6 or span[1] > clause_end:
+        if sum(ch.isdigit() for ch in text[span[0]:span[1]]) < 6 or span[1] > clause_end \
+                or _AMOUNT_AROUND.search(text, max(0, span[0] - 2), span[0]) or _AMOUNT_AFTER.match(text, span[1]):
             return None
-        between = {w.lower() for w in re.findall(r"[^\W\d_]+", text[max(0, cursor - 30):span[0]])}
+        words = re.findall(r"[^\W\d_]+", text[cursor:span[0]].lower())
         shaped = any(pattern.fullmatch(text[span[0]:span[1]]) for pattern, _ in _ID_SHAPES)
-        if between & _COMPANY_WORDS or not shaped and BUSINESS.found_in(words_before(text, span[0], 2,
-                                                                                      reach=span[0] - cursor)):
-            return None  # a company's tax number; "passport renewal, order 4417 2290": the business word names it
+        if set(words) & _COMPANY_WORDS or set(words) & _PHONE_WORDS or any(record_compound(w) for w in words) \
+                or _CJK_PHONE.search(text, cursor, span[0]) \
+                or not shaped and BUSINESS.found_in(words_before(text, span[0], 2, reach=span[0] - cursor)):
+            return None  # a company's tax number, a phone or a record named on the way; "order 4417 2290"
         return span
     return None
+
+
+# Words of phones (not the number words they share with ids: "Nummer", "número").
+_PHONE_WORDS = PHONE_CUES.words - WEAK_PHONE_CUES - {"nummer", "numero", "número", "numéro", "nomor", "nombor"}
+_CJK_PHONE = re.compile("電話|携帯|电话|手机|手機|전화|휴대폰|핸드폰|연락처")
+# An amount: a currency's sign before the value, or a currency or unit after it ("1250000 VND").
+_AMOUNT_AROUND = re.compile(r"[£€$¥₹₩]\s*$")
+_AMOUNT_AFTER = re.compile(r"\s*(?:[a-z]{0,2}[€$£¥₹₩]|eur|euro|euros|usd|gbp|chf|pln|zł|zl|vnd|idr|rupiah|rupees|"
+                           r"pesos|dollars|pounds|yen|won|yuan|rmb|units|pcs|people|km|kg|%)(?![\w])", re.IGNORECASE)
 
 
 # "Steuernummer 21/815/08150 (Betrieb)", "NIF 503504564 (empresa)": the tax number of a business.

@@ -135,7 +135,8 @@ def aliases_and_speakers(text: str, people: Sequence[tuple[int, int]], not_names
 
 
 # "Ama, Kofi, Yaw, Efua and Kojo", "Aroha (9), Tama (6) and Wiremu (2)": a list whose items are
-# mostly people found: its other items that are capitalised names are people too.
+# mostly people found: its other items that are capitalised names the gazetteer knows are
+# people too ("Sarah Jones, Tom Baker, DevOps, Finance": teams and brands are not).
 _ITEM = rf"{NAME_WORD}(?: {NAME_WORD})?(?:\s*\(\d{{1,3}}\))?"
 _LIST = re.compile(rf"(?<![\w'’\-]){_ITEM}(?:\s*,\s*{_ITEM})+(?:,?\s+(?:and|&|or|und|y|et|e|en|og|och|i|a)\s+{_ITEM})?")
 _ITEM_NAME = re.compile(rf"{NAME_WORD}(?: {NAME_WORD})?")
@@ -155,7 +156,7 @@ def _list_mates(text: str, people: Sequence[tuple[int, int]], not_names: frozens
         if len(items) < 3 or len(known) < 2 or len(known) * 2 < len(items):
             continue
         found += [Hit("PERSON", start, end, NAMED_ALONE) for start, end in items if (start, end) not in known
-                  and all(_mate_word(w, not_names) for w in text[start:end].split())]
+                  and all(_mate_word(w, not_names) and w.lower() in gazetteer() for w in text[start:end].split())]
     return found
 
 
@@ -166,13 +167,15 @@ def _mate_word(word: str, not_names: frozenset[str]) -> bool:
         and lower not in not_names and lower not in ORG_WORDS and (lower not in places() or given_name(word))
 
 
-# "See you at 7. — Haruto": a name signing the text off after a sentence and a dash, at its very end.
+# "See you at 7. — Haruto": a given name signing the text off after a sentence and a dash, at
+# its very end ("Best coffee in town! - Starbucks" is a brand).
 _SIGNATURE = re.compile(rf"(?:[.!?…)]\s*|\s{{2,}})[—–-]{{1,2}}\s+(?P<name>{NAME_WORD}(?: {NAME_WORD})?)\s*$")
 
 
 def _signed(text: str, not_names: frozenset[str]) -> list[Hit]:
     match = _SIGNATURE.search(text)
-    if match is None or not all(w[0].isupper() and _alias_word(w, not_names) for w in match.group("name").split()):
+    if match is None or not given_name(match.group("name").split()[0]) \
+            or not all(w[0].isupper() and _alias_word(w, not_names) for w in match.group("name").split()):
         return []
     return [Hit("PERSON", match.start("name"), match.end("name"), NAMED_ALONE)]
 

@@ -514,3 +514,14 @@ def test_what_the_clause_list_signature_and_cjk_name_rules_must_not_mask(redacto
 ])
 def test_a_phone_after_an_id_s_name_stays_a_phone(redactor, text, expected):
     assert _one(redactor, text).content == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("send to GBRPYHIL2CI3FNQ4BXLFMNDLFJUNPU2HY3ZMFSHONUCEOASW7QC7OX2H please", "send to [CRYPTO] please"),
+    ("my tezos tz1VSUr8wwNhLAzempoch5d6hLRiTh8Cjcjb", "my tezos [CRYPTO]"),
+    ("stake from cosmos1hsk6jryyqjfhp5dhc55tc9jtckygx0eph6dd02 done", "stake from [CRYPTO] done"),
+    ("TON wallet EQDtFpEwcFAEcRe5mLVh2N6C0x-_hJEM7W61_JLnSF74p4q2 thanks", "TON wallet [CRYPTO] thanks"),
+    ("sha256 GBRPYHIL2CI3FNQ4BXLFMNDLFJUNPU2HY3ZMFSHONUCEOASW7QC7", "sha256 GBRPYHIL2CI3FNQ4BXLFMNDLFJUNPU2HY3ZMFSHONUCEOASW7QC7"),
+])
+def test_stellar_tezos_cosmos_and_ton_addresses_by_shape(redactor, text, expected):
+    assert _one(redactor, text).content == expected

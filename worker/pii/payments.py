@@ -129,10 +129,14 @@ _CRYPTO = re.compile(r"(?<![\w])(?:bc1[ac-hj-np-z02-9]{25,62}|[13][1-9a-z]{25,34
 # Shapes common enough among other ids that only a coin's word near them makes them wallets:
 # Litecoin, Dogecoin, Dash and Tron (base58, 26-35 characters), Solana (base58, 32-44).
 _CUED_WALLET = re.compile(r"(?<![\w])(?:[lmdrxt][1-9a-z]{24,34}|[1-9a-z]{32,44})(?![\w])", re.IGNORECASE)
-# Litecoin bech32, Cardano, Bitcoin Cash (CashAddr) and Monero (95 characters from 4 or 8) are
-# distinctive by shape.
+# Litecoin bech32, Cardano, Bitcoin Cash (CashAddr), Monero (95 characters from 4 or 8), the
+# Cosmos chains' bech32, Tezos (tz1/tz2/tz3), Stellar (G and 55 base32 letters) and TON (EQ or
+# UQ and 46) are distinctive by shape.
 _SHAPED_WALLET = re.compile(r"(?<![\w])(?:ltc1[ac-hj-np-z02-9]{25,62}|addr1[ac-hj-np-z02-9]{50,110}|"
-                            r"(?:bitcoincash:)?[qp][ac-hj-np-z02-9]{41}|[48][0-9a-z]{94})(?![\w])", re.IGNORECASE)
+                            r"(?:bitcoincash:)?[qp][ac-hj-np-z02-9]{41}|[48][0-9a-z]{94}|"
+                            r"(?:cosmos|osmo|juno|terra|celestia|inj|sei|kava|akash)1[ac-hj-np-z02-9]{38,58}|"
+                            r"tz[123][1-9a-z]{33}|g[a-z2-7]{55}|(?:eq|uq)[a-z0-9_\-]{46})(?![\w\-])",
+                            re.IGNORECASE)
 # A bech32 address with characters its alphabet lacks ("bc1qk4m7…b7n9…"): a mistyped or
 # invented address, a wallet only where a coin's or wallet's word comes before it.
 _LOOSE_BECH32 = re.compile(r"(?<![\w])(?:bc|ltc)1[0-9a-z]{25,62}(?![\w])", re.IGNORECASE)

@@ -43,7 +43,8 @@ def arbitrate_names(view: View, doc: Sequence[Any], raw: Sequence[Finding], refi
     every finder's people (before and after refinement) as evidence; in text written mostly
     in Chinese, Japanese or Korean, which the model cannot read, those names are ``cjk_names``'.
     Then the names the structure around them gives (an alias in brackets, the other speakers
-    of a text in turns: ``name_neighbours.aliases_and_speakers``)."""
+    of a text in turns, the rest of a list of people, a signature:
+    ``name_neighbours.aliases_and_speakers``)."""
     words = name_model.words_of(view.text, doc)
     probabilities = model.probabilities(view.text, words, name_evidence(raw, refined),
                                         foreign=languages.reads_foreign(view.text))

@@ -63,9 +63,9 @@ _VALUE_TOKEN = re.compile(r"[^\W_]+|[^\w\s]", re.UNICODE)
 
 def named_ids(text: str) -> list[Hit]:
     """A value right after an identifier's name ("NHS number 401 023 7236", "mi DNI es
-    48392017V"): digits and letters in groups, with at least four digits; or, further on in
-    the same clause with no business word between, a value of six digits or more ("PESEL do
-    umowy: 85031204567", "身份证号（张伟）：110105199003071234")."""
+    48392017V"): digits and letters in groups, with at least four digits; or, for a name that
+    names nothing else, further on in its clause (``_later_in_clause``: "PESEL do umowy:
+    85031204567", "身份证号（张伟）：110105199003071234")."""
     hits = []
     keywords = [(m.group(1).lower(), m.end()) for m in _KEYWORD_RE.finditer(text)] \
         + [("national id", m.end()) for m in _CJK_KEYWORD_RE.finditer(text)]
@@ -109,12 +109,13 @@ _COMPANY_WORDS = frozenset({"gmbh", "ag", "kg", "sociedad", "empresa", "sociét�
                             "ltd", "inc", "llc", "corp", "sa", "sl", "sarl", "bv", "nv", "plc"})
 _DATE_VALUE = re.compile(r"(?:\d{1,2}[./\-]\d{1,2}[./\-](?:19|20)?\d\d|(?:19|20)\d\d[./\-]\d{1,2}[./\-]\d{1,2}|"
                          r"(?:19|20)\d\d[/\-](?:19|20)?\d\d|(?:19|20)\d\d[01]\d[0-3]\d)(?!\d)")
-
-
 _DOTTED_QUAD = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}(?![\d.])")
 
 
 def _later_in_clause(text: str, cursor: int) -> tuple[int, int] | None:
+    """The first value of six digits or more after an identifier's name in its clause, past
+    dates and hosts' addresses; none when an amount, a short number right after the name
+    ("RFC 3339"), or a company's, phone's or record's word on the way says it is another's."""
     if re.match(r"\s*\d{1,5}(?![\w.\-/])", text[cursor:]):
         return None  # "RFC 3339 says ...": the name numbers something else
     if not re.match(r"[\s:：（(]|$", text[cursor:cursor + 1]) and not _CJK_KEYWORD_RE.search(text, max(0, cursor - 8),

@@ -128,7 +128,8 @@ _ALIAS = re.compile(rf"\s*[(（]\s*(?:(?P<cue>goes by|aka|a\.k\.a\.|nickname|nic
 
 def aliases_and_speakers(text: str, people: Sequence[tuple[int, int]], not_names: frozenset[str]) -> list[Hit]:
     """The names the structure around the people found gives: the name a person goes by, in
-    brackets after them, and the other speakers of a text written in turns."""
+    brackets after them, the other speakers of a text written in turns, the other people of a
+    list of people, and a given name signing the text off."""
     found = _aliases(text, people, not_names) + _speaker_turns(text, people, not_names) \
         + _list_mates(text, people, not_names) + _signed(text, not_names)
     return [h for h in found if not any(s < h.end and h.start < e for s, e in people)]
@@ -214,7 +215,7 @@ _FIELD_LABELS = frozenset({"re", "fwd", "fw", "aw", "wg", "sv", "tr", "rv", "cc"
                            "faq", "q", "a", "eta", "fyi", "todo", "wip", "url", "ip", "id", "tldr", "edit", "update"})
 
 
-# "Faisal: bro where r u Omar: stuck on ...": a text that opens with a speaker's label and
+# "Mark: I'd push back. Frank: agreed, ...": a text that opens with a speaker's label and
 # goes on in turns, one label a given name already found a person and every other one a name
 # the gazetteer knows, none a role or a field ("Jméno: ... Adresa: ..." is a form).
 _TURN = re.compile(rf"(?:^|(?<=\s))({NAME_WORD}):\s")

@@ -65,7 +65,8 @@ _KR_DISTRICT = rf"[{_HANGUL}]{{1,6}}?(?:구|군|시)"
 _KR_ROAD = rf"[{_HANGUL}\d]{{1,10}}?(?:대로|로|길)(?:\s*\d{{1,4}}번?길)?"
 _KR_TAIL = rf"(?:\s*,?\s*(?:[{_HANGUL}A-Za-z]{{1,12}}\s*)?(?:[A-Za-z]?\d{{1,5}}|[A-Za-z])\s*(?:동|호|층)){{0,3}}"
 # The road's number, or a lot's number right after the neighbourhood ("정자동 178-1", the old
-# form; "정자동 1명" counts people); then the building and room, and the neighbourhood in brackets that road addresses end with.
+# form; "정자동 1명" counts people); then the building and room, and the neighbourhood in
+# brackets that road addresses end with.
 _KOREAN = re.compile(
     rf"{_KR_TOP}(?:\s*{_KR_DISTRICT}){{1,2}}\s*"
     rf"(?:[{_HANGUL}]{{1,6}}?(?:읍|면|동|리)\s*(?:{_KR_ROAD}\s*)?|{_KR_ROAD}\s*)\d{{1,5}}(?:-\d{{1,5}})?"

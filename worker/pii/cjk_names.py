@@ -194,7 +194,7 @@ _DEPARTMENT_MEMBER = re.compile(rf"(?<=の)(?P<name>{_JA_LONG_SURNAME})(?=から
 # (written so in signatures and lists); "山田：次の議題" a family name as a speaker's label.
 _SPACED_FULL_NAME = re.compile(rf"(?<![{_HAN}{_HIRAGANA}{_KATAKANA}])(?P<name>(?:{_JA_SURNAME})[ \u3000]"
                                rf"(?P<given>{_HAN_RUN}{{1,3}}))(?![{_HAN}])")
-_SPEAKER = re.compile(rf"(?:^|(?<=\s))(?P<name>{_JA_LONG_SURNAME})[：:]")  # at the start of a line
+_SPEAKER = re.compile(rf"(?:^|(?<=\s))(?P<name>{_JA_LONG_SURNAME})[：:]")  # where a line starts (a space in the view)
 # A place or a business named after a family: "上野 公園", "松本 城", "山田 商店", "小林 医院".
 _FACILITY = re.compile("(?:公園|城|商店|医院|病院|駅|店|屋|銀行|神社|寺|学校|大学|会館|役所|線|町|村|市|区|県|庁|館|園|院|所|社|堂|橋|川|山)$")
 _JAPANESE_FIELD = re.compile(r"(?:署名|差出人|宛名|宛先|受取人|申込者|連絡先|患者名|氏名|お名前|名前|フリガナ|ふりがな|"

@@ -46,8 +46,8 @@ def arbitrate_names(view: View, doc: Sequence[Any], raw: Sequence[Finding], refi
     of a text in turns, the rest of a list of people, a signature:
     ``name_neighbours.aliases_and_speakers``)."""
     words = name_model.words_of(view.text, doc)
-    probabilities = model.probabilities(view.text, words, name_evidence(raw, refined),
-                                        foreign=languages.reads_foreign(view.text))
+    foreign = languages.reads_foreign(view.text)
+    probabilities = model.probabilities(view.text, words, name_evidence(raw, refined), foreign=foreign)
     kept = [(f.start, f.end) for f in refined if f.entity_type == "PERSON"]
     cjk_text = _cjk_text(view.text)
     people = [Finding("PERSON", start, end, MODEL_NAME_SCORE, MODEL_NAMED)
@@ -57,7 +57,8 @@ def arbitrate_names(view: View, doc: Sequence[Any], raw: Sequence[Finding], refi
     cjk = [f for f in refined if f.entity_type == "PERSON" and f.recognizer == CJK_NAMED]
     found = [(f.start, f.end) for f in people + cjk]
     structural = [Finding("PERSON", h.start, h.end, h.score, MODEL_NAMED)
-                  for h in name_neighbours.aliases_and_speakers(view.text, found, NOT_NAME_WORDS)]
+                  for h in name_neighbours.aliases_and_speakers(view.text, found, NOT_NAME_WORDS,
+                                                                    foreign=foreign)]
     return [f for f in refined if f.entity_type != "PERSON"] + people + cjk + structural
 
 

@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from spacy.lang.en.stop_words import STOP_WORDS
 
 from ibex_worker.pii.address_words import STREET_TYPES
-from ibex_worker.pii.languages import reads_foreign
 from ibex_worker.pii.lexicon import capitalised_share, gazetteer, places, rare
 from ibex_worker.pii.name_words import ORG_WORDS, PARTICLES
 from ibex_worker.pii.names import CUE_WORDS, NAME_WORD, NAMED_ALONE, capitalised, given_name
@@ -126,12 +125,13 @@ _ALIAS = re.compile(rf"\s*[(（]\s*(?:(?P<cue>goes by|aka|a\.k\.a\.|nickname|nic
                     r"[\"”'’]?\s*[)）]", re.IGNORECASE)
 
 
-def aliases_and_speakers(text: str, people: Sequence[tuple[int, int]], not_names: frozenset[str]) -> list[Hit]:
+def aliases_and_speakers(text: str, people: Sequence[tuple[int, int]], not_names: frozenset[str], *,
+                         foreign: bool) -> list[Hit]:
     """The names the structure around the people found gives: the name a person goes by, in
     brackets after them, the other speakers of a text written in turns, the other people of a
     list of people, and a given name signing the text off."""
     found = _aliases(text, people, not_names) + _speaker_turns(text, people, not_names) \
-        + _list_mates(text, people, not_names) + _signed(text, not_names)
+        + ([] if foreign else _list_mates(text, people, not_names)) + _signed(text, not_names)
     return [h for h in found if not any(s < h.end and h.start < e for s, e in people)]
 
 
@@ -144,10 +144,9 @@ _ITEM_NAME = re.compile(rf"{NAME_WORD}(?: {NAME_WORD})?")
 
 
 def _list_mates(text: str, people: Sequence[tuple[int, int]], not_names: frozenset[str]) -> list[Hit]:
-    """In English text only: in another language the model's people are less sure, and a list
-    of them would spread one mistake ("selam, ben Burak, okul kaydı")."""
-    if reads_foreign(text):
-        return []
+    """Read in English text only (the caller's ``foreign``): in another language the model's
+    people are less sure, and a list of them would spread one mistake ("selam, ben Burak, okul
+    kaydı")."""
     found = []
     for listed in _LIST.finditer(text):
         items = [(listed.start() + m.start(), listed.start() + m.end())

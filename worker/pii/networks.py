@@ -63,8 +63,7 @@ def _build(text: str, start: int, end: int, named: list[str]) -> bool:
     if not (DEPLOYS.found_in(named) and text[start - 1:start].isspace() and ENVIRONMENT_AFTER.match(text, end)
             or BUILD_TAG_AFTER.match(text, end)):
         return False
-    clause_after = re.split(r"[.;|\n]", text[end:end + 80])[0].lower()
-    around = words_before(text, start, 12, reach=120) + re.findall(r"[^\W\d_]+", clause_after)[:8]
+    around = words_before(text, start, 12, reach=120) + re.findall(r"[^\W\d_]+", _clause_after(text, end))[:8]
     return not (IP_CUES.found_in([word for word in around if word not in _DIRECTIONS])
                 or NETWORK_WORDS.found_in(around))
 
@@ -80,10 +79,15 @@ def _version_change(text: str, start: int, end: int) -> bool:
     nor do the words right after it ("rollback to 10.20.5.31 where the old server lives")."""
     clause = words_before(text, start, 24, reach=200)
     others = [word for word in clause if word not in _DIRECTIONS]
-    after = [word for word in re.findall(r"[^\W_]+", re.split(r"[.;|\n]", text[end:end + 80])[0].lower())[:8]
+    after = [word for word in re.findall(r"[^\W_]+", _clause_after(text, end))[:8]
              if word not in _DIRECTIONS]
     return (bool(clause) and clause[-1] in _DIRECTIONS and UPGRADES.found_in(clause)
             and not IP_CUES.found_in(others + after) and not NETWORK_WORDS.found_in(others + after))
+
+
+def _clause_after(text: str, end: int) -> str:
+    """The rest of the quad's clause, in lower case, up to 80 characters."""
+    return re.split(r"[.;|\n]", text[end:end + 80])[0].lower()
 
 
 # A product's name right before the quad: a word the view capitalises (no common word), no digits.

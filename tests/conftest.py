@@ -37,6 +37,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 # ---------------------------------------------------------------- infrastructure
 
 
+TEST_TAG_KEY = "test-key-of-the-redaction-tags-0123456789"  # as `ibex up` generates one
+
+
 class Infra:
     def __init__(self, root: Path, *, durable: bool = False) -> None:
         """``durable``: PostgreSQL flushes every commit as in production (the tests' default
@@ -64,7 +67,7 @@ class Infra:
         env.update({
             "IBEX_ENVIRONMENT": "test", "IBEX_DATABASE_URL": self.pg.app_url, "IBEX_REDIS_URL": self.redis.url,
             "IBEX_MIGRATE_DATABASE_URL": self.pg.url,
-            "IBEX_LOG_FORMAT": "json", "IBEX_SWEEPER_INTERVAL_SECONDS": "1",
+            "IBEX_LOG_FORMAT": "json", "IBEX_SWEEPER_INTERVAL_SECONDS": "1", "IBEX_PII_TAG_KEY": TEST_TAG_KEY,
         })
         env.update({f"IBEX_{k.upper()}": str(v) for k, v in overrides.items()})
         return env
@@ -81,7 +84,7 @@ def infra(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Infra]:
 def make_settings(infra: Infra | None = None, **overrides: Any) -> Any:
     from ibex_worker.config import Settings
 
-    base: dict[str, Any] = {"environment": "test"}
+    base: dict[str, Any] = {"environment": "test", "pii_tag_key": TEST_TAG_KEY}
     if infra is not None:
         base.update(database_url=infra.pg.app_url, redis_url=infra.redis.url)
     return Settings(**{**base, **overrides})

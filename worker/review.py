@@ -108,7 +108,7 @@ def _release_request(row: Any, note: str | None) -> dict[str, Any]:
 
 def _release_context(row: Any, labels: list[dict[str, Any]], decided_by: str) -> dict[str, Any]:
     return {"content": row.content, "pii_report": row.pii_report or {}, "subject_key": row.subject_key,
-            "labels": labels, "release_of": str(row.id), "reviewer": decided_by, "quarantine_reasons": []}
+            "redaction_tags": list(row.redaction_tags or []), "labels": labels, "release_of": str(row.id), "reviewer": decided_by, "quarantine_reasons": []}
 
 
 def delete(engine: Any, org_id: str, memory_id: str, decided_by: str, agent_ids: Sequence[str] | None = None,

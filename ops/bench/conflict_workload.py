@@ -201,9 +201,9 @@ def _read_outcome(dsn: str, keys: dict[str, int]) -> tuple[list[dict[str, Any]],
         rows = conn.execute(
             "SELECT e.memory_id, e.candidate_id, e.reason, e.evidence->>'similarity' FROM memory_conflict_escalations e "
             "WHERE e.agent_id LIKE 'cw-agent%'").fetchall()
-        facts = {str(r[0]): MemoryFact(str(r[0]), *r[1:]) for r in conn.execute(
-            "SELECT id, content, valid_from, valid_until, subject_key, created_at, subject_aspect FROM memories "
-            "WHERE agent_id LIKE 'cw-agent%'").fetchall()}
+        facts = {str(r[0]): MemoryFact(str(r[0]), *r[1:-1], tuple(r[-1] or ())) for r in conn.execute(
+            "SELECT id, content, valid_from, valid_until, subject_key, created_at, subject_aspect, redaction_tags "
+            "FROM memories WHERE agent_id LIKE 'cw-agent%'").fetchall()}
         links = conn.execute("SELECT source_memory_id, target_memory_id FROM memory_relationships "
                              "WHERE relationship_type = 'supersedes' AND org_id LIKE 'cw-org%'").fetchall()
         span = conn.execute("SELECT extract(epoch FROM max(finished_at) - min(created_at)) FROM memory_write_jobs "

@@ -68,6 +68,7 @@ import json
 import os
 import platform
 import re
+import secrets
 import shutil
 import signal
 import statistics
@@ -140,6 +141,7 @@ class Stack:
     url: str = ""
     keys: dict[str, str] = field(default_factory=dict)
     dsn: str = ""
+    tag_key: str = field(default_factory=lambda: secrets.token_urlsafe(36))  # `ibex up` makes one per stack
 
     def env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("IBEX_") and k != "PROMETHEUS_MULTIPROC_DIR"}
@@ -147,6 +149,7 @@ class Stack:
         metrics.mkdir(exist_ok=True)
         env.update(IBEX_ENVIRONMENT="test", IBEX_DATABASE_URL=self.pg.app_url, IBEX_REDIS_URL=self.redis.url,
                    IBEX_LOG_FORMAT="json", IBEX_STAGE_BATCH_MAX=str(self.batch_max),
+                   IBEX_PII_TAG_KEY=self.tag_key,
                    PROMETHEUS_MULTIPROC_DIR=str(metrics))  # as `ibex up` runs them
         env.update(self.settings)
         return env

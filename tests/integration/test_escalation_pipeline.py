@@ -43,7 +43,7 @@ def test_overlapping_contradictory_facts_end_as_contradicts_with_both_active_and
 
     shown = service.get_escalation(engine, org, escalation_id)
     assert (shown["status"], shown["outcome"], shown["decided_by"]) == ("resolved", "contradicts",
-                                                                        "classifier:rules@3")
+                                                                        "classifier:rules@4")
     assert (shown["memory_id"], shown["candidate_id"]) == (newer["memory_id"], older["memory_id"])
     assert shown["decision_reason"] and shown["decided_at"]
     assert [d["details"]["rule"] for d in shown["decisions"]] == ["different_numbers"]
@@ -55,7 +55,7 @@ def test_overlapping_contradictory_facts_end_as_contradicts_with_both_active_and
     assert set(links) == {(newer["memory_id"], older["memory_id"], "near_duplicate_of"),
                           (newer["memory_id"], older["memory_id"], "contradicts")}
     contradiction = links[(newer["memory_id"], older["memory_id"], "contradicts")]
-    assert contradiction.decided_by == "classifier:rules@3"
+    assert contradiction.decided_by == "classifier:rules@4"
     assert contradiction.evidence["escalation_id"] == escalation_id
     assert contradiction.evidence["reason"] == shown["decision_reason"]
 
@@ -104,7 +104,7 @@ def test_a_later_open_ended_preference_supersedes_the_older_one_through_the_rule
         poller.stop()
 
     shown = service.get_escalation(engine, org, escalation_id)
-    assert (shown["outcome"], shown["decided_by"]) == ("supersedes", "classifier:rules@3")
+    assert (shown["outcome"], shown["decided_by"]) == ("supersedes", "classifier:rules@4")
     assert [d["details"]["rule"] for d in shown["decisions"]] == ["later_value"]
     superseded, current = fetch_memory(engine, older["memory_id"]), fetch_memory(engine, newer["memory_id"])
     assert (superseded.status, current.status) == ("superseded", "active")

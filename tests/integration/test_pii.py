@@ -14,6 +14,7 @@ import redis
 
 from tests.conftest import (fetch_memory, make_settings, memory, new_scope, query, start_worker, tenant_rows,
                             submit_and_wait)
+from ibex_worker import redaction_tags
 from ibex_worker.adapters.cache import cache_key
 from ibex_worker.pipeline.exact_dedup import content_hash
 
@@ -55,8 +56,9 @@ def test_emails_phone_numbers_and_names_are_replaced_by_typed_placeholders_befor
     assert stored.status == "active"
     assert stored.content == JANE_REDACTED
     assert _leaks(stored.content, JANE_VALUES) == []
-    assert stored.content_hash == content_hash(JANE_REDACTED)
-    assert stored.content_hash != content_hash(JANE)
+    assert redaction_tags.types(stored.redaction_tags) == ["PERSON", "EMAIL_ADDRESS", "PHONE_NUMBER"]
+    assert stored.content_hash == content_hash(JANE_REDACTED, stored.redaction_tags)
+    assert stored.content_hash not in (content_hash(JANE_REDACTED), content_hash(JANE))
 
     report = stored.pii_report
     assert report["status"] == "redacted"
@@ -71,20 +73,26 @@ def test_emails_phone_numbers_and_names_are_replaced_by_typed_placeholders_befor
     assert pii["entities"] == {"EMAIL_ADDRESS": 1, "PHONE_NUMBER": 1, "PERSON": 1}
 
 
-def test_two_writes_differing_only_in_pii_values_are_exact_duplicates(engine, producer, settings, pipeline):
+def test_two_writes_differing_only_in_pii_values_are_two_memories_and_a_repeat_is_one(
+        engine, producer, settings, pipeline):
+    """The redacted texts are equal, but the keyed tags of their values are not: two people's
+    facts. The same person's fact again is an exact duplicate."""
     org, agent = new_scope(), new_scope("agent")
     first = submit_and_wait(engine, producer, settings, memory(org, agent, JANE))
     second = submit_and_wait(engine, producer, settings, memory(org, agent, OMAR))
+    again = submit_and_wait(engine, producer, settings, memory(org, agent, JANE.replace("Jane Doe", "JANE  DOE")))
 
-    assert first["outcome"] == "created"
-    assert second["status"] == "succeeded"
-    assert second["outcome"] == "exact_duplicate"
-    assert second["memory_id"] == first["memory_id"]
-    assert second["result"]["error"]["code"] == "DUPLICATE_CONTENT"
-    assert {"stage": "exact_dedup", "result": "hit", "memory_id": first["memory_id"]} in second["decisions"]
-    assert "embed" not in second["timings_ms"]
-    rows = query(engine, "SELECT content, retrieval_count FROM memories WHERE org_id = :o", o=org)
-    assert [(r.content, r.retrieval_count) for r in rows] == [(JANE_REDACTED, 1)]
+    assert [first["outcome"], second["outcome"], again["outcome"]] == ["created", "created", "exact_duplicate"]
+    assert again["memory_id"] == first["memory_id"]
+    assert again["result"]["error"]["code"] == "DUPLICATE_CONTENT"
+    assert {"stage": "exact_dedup", "result": "hit", "memory_id": first["memory_id"]} in again["decisions"]
+    assert "embed" not in again["timings_ms"]
+    near = _decision(second, "near_dedup")
+    assert (near["candidates"], near["left_out"]) == ([], [{"memory_id": first["memory_id"],
+                                                             "why": "different_people"}])
+    rows = query(engine, "SELECT id, content, retrieval_count FROM memories WHERE org_id = :o", o=org)
+    assert sorted((str(r.id), r.content, r.retrieval_count) for r in rows) == sorted(
+        [(first["memory_id"], JANE_REDACTED, 1), (second["memory_id"], JANE_REDACTED, 0)])
 
 
 def test_embedding_is_computed_from_the_redacted_text(engine, producer, settings, pipeline):
@@ -106,26 +114,27 @@ def test_embedding_is_computed_from_the_redacted_text(engine, producer, settings
 def test_no_raw_value_is_left_in_any_stored_row_once_the_pii_stage_ran(engine, producer, settings, pipeline):
     org, agent = new_scope(), new_scope("agent")
     created = submit_and_wait(engine, producer, settings, memory(org, agent, JANE), key=f"k-{uuid.uuid4()}")
-    duplicate = submit_and_wait(engine, producer, settings, memory(org, agent, OMAR), key=f"k-{uuid.uuid4()}")
+    duplicate = submit_and_wait(engine, producer, settings, memory(org, agent, JANE), key=f"k-{uuid.uuid4()}")
+    other = submit_and_wait(engine, producer, settings, memory(org, agent, OMAR), key=f"k-{uuid.uuid4()}")
     # Near-identical, no valid_from: linked as a near duplicate and escalated as a conflict.
     near = submit_and_wait(engine, producer, settings,
                            memory(org, agent, JANE.replace("the invoice.", "the invoices.")),
                            key=f"k-{uuid.uuid4()}")
-    assert [created["outcome"], duplicate["outcome"], near["outcome"]] == \
-        ["created", "exact_duplicate", "created"]
+    assert [created["outcome"], duplicate["outcome"], other["outcome"], near["outcome"]] == \
+        ["created", "exact_duplicate", "created", "created"]
     assert [n["memory_id"] for n in near["result"]["near_duplicates"]] == [created["memory_id"]]
 
     # Every table holds rows for this org, so scanning it is not vacuous.
     rows = {table: tenant_rows(engine, table, org) for table in LEAK_TABLES}
     assert {table: len(found) for table, found in rows.items()} == {
-        "memories": 2, "memory_write_jobs": 3, "memory_labels": 2, "memory_relationships": 1,
-        "memory_conflict_escalations": 1, "memory_idempotency_keys": 3}
+        "memories": 3, "memory_write_jobs": 4, "memory_labels": 3, "memory_relationships": 1,
+        "memory_conflict_escalations": 1, "memory_idempotency_keys": 4}
     for table, found in rows.items():
         for row in found:
             assert _leaks(row, JANE_VALUES + OMAR_VALUES) == [], f"raw PII value in {table}: {row}"
 
     jobs = query(engine, "SELECT status, raw_content FROM memory_write_jobs WHERE org_id = :o", o=org)
-    assert [(j.status, j.raw_content) for j in jobs] == [("succeeded", None)] * 3
+    assert [(j.status, j.raw_content) for j in jobs] == [("succeeded", None)] * 4
     memories = query(engine, "SELECT subject_key FROM memories WHERE org_id = :o", o=org)
     for row in memories:
         assert row.subject_key is not None and "[PERSON]" in row.subject_key

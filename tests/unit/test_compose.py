@@ -94,6 +94,13 @@ def test_the_api_gets_the_fingerprint_key_from_the_env_file():
     assert "IBEX_IDEMPOTENCY_FINGERPRINT_KEY" in _variables(SERVICES["api"])
 
 
+def test_the_workers_get_the_redaction_tag_key_from_the_env_file():
+    workers = [name for name, svc in OURS.items() if "worker" in " ".join(map(str, svc.get("command") or []))]
+    assert workers
+    for name in workers:
+        assert "IBEX_PII_TAG_KEY" in _variables(SERVICES[name]), name
+
+
 def test_services_log_in_as_the_app_role_and_only_migrate_gets_the_owner():
     for name, svc in OURS.items():
         env = svc["environment"]

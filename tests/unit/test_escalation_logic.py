@@ -150,7 +150,7 @@ def test_tokens_split_numbers_from_units_and_keep_placeholders():
 
 
 def test_the_rules_classifier_names_itself_with_its_version():
-    assert RulesClassifier().decided_by == "classifier:rules@3"
+    assert RulesClassifier().decided_by == "classifier:rules@4"
 
 
 # ---------------------------------------------------------------- reading a model's answer

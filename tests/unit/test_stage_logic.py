@@ -53,7 +53,7 @@ def test_a_candidate_exactly_at_the_threshold_is_not_a_near_duplicate(monkeypatc
     store = FixedStore([Candidate("at", 0.92), Candidate("above", 0.9200001), Candidate("below", 0.91)])
     deps = StageDeps(settings=settings, engine=None, vector_store=store)
     unlike = SimpleNamespace(content="Payroll questions go to the finance team.", content_hash="h",
-                             lexical_fingerprint="f")
+                             lexical_fingerprint="f", redaction_tags=None)
     monkeypatch.setattr(near_dedup.lexical_store, "candidates", lambda *args: [])
     monkeypatch.setattr(near_dedup.lexical_store, "rows", lambda conn, org, ids: {i: unlike for i in ids})
     monkeypatch.setattr(near_dedup.relationships, "unlinked_partners", lambda *args: set())

@@ -88,6 +88,8 @@ class Stack:
         if not self.settings.idempotency_fingerprint_key.get_secret_value():
             key = self._dev_secret("fingerprint-key", lambda: _token() + _token())
             env = {**env, "IBEX_IDEMPOTENCY_FINGERPRINT_KEY": key}
+        if not self.settings.pii_tag_key.get_secret_value():
+            env = {**env, "IBEX_PII_TAG_KEY": self._dev_secret("pii-tag-key", lambda: _token() + _token())}
         self.worker = self._spawn("worker", ["worker"], env)
         self.sweeper = self._spawn("sweeper", ["sweeper"], env)
         self.escalation_worker = self._spawn("escalations", ["escalations", "run"], env)

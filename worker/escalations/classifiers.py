@@ -24,12 +24,12 @@ import random
 import re
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
-from ibex_worker import identifiers
+from ibex_worker import identifiers, redaction_tags
 from ibex_worker.escalations import edits
 from ibex_worker.config import OPENAI_RETRY_BACKOFF_CAP_SECONDS
 from ibex_worker.errors import TransientError
@@ -47,6 +47,7 @@ class MemoryFact:
     subject_key: str | None
     created_at: datetime
     subject_aspect: str | None = None  # the fact's "for" phrase ("for data work"), if any
+    redaction_tags: tuple[str, ...] = ()  # keyed tag per placeholder, in order (ibex_worker.redaction_tags)
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,7 @@ def order_pair(a: MemoryFact, b: MemoryFact) -> tuple[MemoryFact, MemoryFact]:
 
 # ---------------------------------------------------------------- rules
 
-RULES_VERSION = "3"
+RULES_VERSION = "4"
 
 _NEGATIONS = frozenset({"not", "no", "never"})
 _ANTONYMS = frozenset(frozenset(pair) for pair in (
@@ -111,9 +112,9 @@ _VALUE_CLASSES = (
 _ORDER_MARKERS = frozenset({"over", "than", "instead", "rather", "before", "after", "above", "below"})
 _CONTRACTIONS = ((re.compile(r"\bcan't\b|\bcannot\b"), "can not"), (re.compile(r"\bwon't\b"), "will not"),
                  (re.compile(r"n't\b"), " not"))
-_TOKEN = re.compile(r"\[[a-z_]+\]|\d+(?:[.,:]\d+)*|[a-z]+")
+_TOKEN = re.compile(r"\[[a-z_]+\??\]|\d+(?:[.,:]\d+)*|[a-z]+")
 _NUMBER = re.compile(r"^\d")
-_PLACEHOLDER = re.compile(r"^\[[a-z_]+\]$")
+_PLACEHOLDER = re.compile(r"^\[[a-z_]+\??\]$")
 
 
 def tokens(content: str) -> list[str]:
@@ -135,17 +136,25 @@ def _single_substitution(a: list[str], b: list[str]) -> tuple[str, str] | None:
     return diffs[0] if len(diffs) == 1 else None
 
 
-def rules_verdict(a: str, b: str) -> Verdict:
-    """The rules, cheapest and most certain first. Pure: same texts, same verdict."""
+def rules_verdict(a: str, b: str, tags_a: Sequence[str] = (), tags_b: Sequence[str] = ()) -> Verdict:
+    """The rules, cheapest and most certain first. Pure: same texts and tags, same verdict.
+    ``tags_a`` and ``tags_b`` are the keyed tags of each text's placeholders: with them,
+    placeholders compare like the values they hide."""
     ta, tb = tokens(a), tokens(b)
     records = identifiers.distinct_records(identifiers.find(a), identifiers.find(b))
     if records:
         return Verdict("compatible", f"The statements are about different records ({', '.join(records)}): "
                                      "facts about two records can both hold.", "different_records")
     if any(_PLACEHOLDER.match(t) for t in ta + tb):
-        return Verdict("needs_review", "The statements contain redacted values, which may differ: whether they "
-                                       "are about the same thing cannot be told from the stored text.",
-                       "redacted_values_unknown")
+        tagged_a, tagged_b = redaction_tags.attach(ta, tags_a), redaction_tags.attach(tb, tags_b)
+        if tagged_a is None or tagged_b is None or redaction_tags.relation(tags_a, tags_b) is None:
+            return Verdict("needs_review", "The statements contain redacted values, which may differ: whether "
+                                           "they are about the same thing cannot be told from the stored text.",
+                           "redacted_values_unknown")
+        if redaction_tags.relation(tags_a, tags_b) == "different_people":
+            return Verdict("compatible", "The statements name different people (their redacted names differ): "
+                                         "facts about two people can both hold.", "different_people")
+        ta, tb = tagged_a, tagged_b
     if ta == tb:
         return Verdict("compatible", "The statements say the same thing, apart from punctuation or case.",
                        "same_statement")
@@ -195,12 +204,13 @@ def _replaced_later(pair: ConflictPair) -> bool:
 
 def _values_only_changed(a: list[str], b: list[str]) -> bool:
     """Same length, and every word that differs is a month or weekday swapped for another of
-    its set, or a number for a number, with at least one month or weekday among them (numbers
-    alone are ``different_numbers``): a date or a day moved."""
+    its set, a redacted value for another of its type, or a number for a number, with at
+    least one that is not a number among them (numbers alone are ``different_numbers``): a
+    date, a day, a phone number or an address changed."""
     diffs = [(x, y) for x, y in zip(a, b) if x != y] if len(a) == len(b) else []
     return any(not _NUMBER.match(x) for x, _ in diffs) and all(
         (_NUMBER.match(x) and _NUMBER.match(y)) or any(x in cls and y in cls for cls in _VALUE_CLASSES)
-        for x, y in diffs)
+        or redaction_tags.same_type(x, y) for x, y in diffs)
 
 
 def _number_slots_align(a: list[str], b: list[str]) -> bool:
@@ -224,8 +234,9 @@ class RulesClassifier:
         later and both are about the same subject, verb and aspect, a statement that cannot
         hold beside the older one, or that only replaces one value of it, is the later state
         of the same attribute (ADR-0056: "prefers Python" in March, "prefers Go" in June).
-        Placeholders never get this far (``redacted_values_unknown``)."""
-        verdict = rules_verdict(pair.older.content, pair.newer.content)
+        A subject key holding a placeholder never gets this far."""
+        verdict = rules_verdict(pair.older.content, pair.newer.content, pair.older.redaction_tags,
+                                pair.newer.redaction_tags)
         if not _replaced_later(pair):
             return verdict
         if verdict.outcome == "contradicts":

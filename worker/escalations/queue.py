@@ -76,7 +76,7 @@ def _fact(row: Any) -> MemoryFact | None:
     if row is None:
         return None
     return MemoryFact(str(row.id), row.content, row.valid_from, row.valid_until, row.subject_key, row.created_at,
-                      row.subject_aspect)
+                      row.subject_aspect, tuple(row.redaction_tags or ()))
 
 
 def renew_waiting(engine: Any, claims: Sequence[Claim], lease_seconds: int) -> None:

@@ -20,7 +20,8 @@ phrase, ``adapters.subjects``), the agent's active dated facts about the same en
 same aspect: "The user prefers Python for data work" and "The user is switching to Go for
 data work" read too differently to be near duplicates (embedding 0.6, trigram 0.4) but are
 one subject in one respect. These are decided by the same rules and never linked as near
-duplicates; facts naming different records of one kind are not candidates.
+duplicates; facts naming different records of one kind, or different people, are not
+candidates.
 
 Guarantees: ``ctx.conflict`` holds ``supersedes`` (ids the new memory supersedes),
 ``superseded_by`` (ids that supersede it), ``escalations`` ({candidate_id, reason}) and
@@ -38,7 +39,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from ibex_worker import entity_keys, identifiers
+from ibex_worker import entity_keys, identifiers, redaction_tags
 from ibex_worker.db import tenant_tx
 from ibex_worker.pipeline import entities
 from ibex_worker.pipeline.context import StageDeps, WriteContext
@@ -135,7 +136,7 @@ def _skip_reason(ctx: WriteContext, deps: StageDeps) -> str | None:
 
 def same_aspect_facts(conn: Any, ctx: WriteContext, deps: StageDeps, new: Fact, near: Sequence[str]) -> list[Fact]:
     """The agent's active dated facts about the new fact's entity in its aspect that are not
-    near duplicates already, nor about another record of the same kind."""
+    near duplicates already, nor about another record of the same kind or another person."""
     if new.entity_id is None or new.valid_from is None or not ctx.subject_aspect:
         return []
     rows = entity_store.same_aspect(conn, ctx.org_id, ctx.agent_id, new.entity_id, ctx.subject_aspect,
@@ -143,7 +144,8 @@ def same_aspect_facts(conn: Any, ctx: WriteContext, deps: StageDeps, new: Fact, 
     mine = identifiers.find(ctx.content or "")
     return [Fact(str(r.id), r.valid_from, r.valid_until, r.subject_key, str(r.subject_entity_id), r.subject_aspect)
             for r in rows
-            if str(r.id) not in near and not identifiers.distinct_records(mine, identifiers.find(r.content))]
+            if str(r.id) not in near and not identifiers.distinct_records(mine, identifiers.find(r.content))
+            and redaction_tags.relation(ctx.redaction_tags, r.redaction_tags) != "different_people"]
 
 
 def decide(conn: Any, ctx: WriteContext, deps: StageDeps) -> None:

@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # types only: the context stays a plain data module that load
 
 # Context fields kept in the job row's `context` JSON (everything but raw content and vector).
 _JSON_FIELDS = ("content", "content_hash", "quarantine_reasons", "pii_report", "subject_key", "subject_aspect",
-                "exact_duplicate_of", "near_duplicates", "corpus_version", "conflict", "labels",
+                "redaction_tags", "exact_duplicate_of", "near_duplicates", "corpus_version", "conflict", "labels",
                 "embedding_model", "release_of", "reviewer")
 
 
@@ -41,6 +41,7 @@ class WriteContext:
     pii_report: dict[str, Any] = field(default_factory=dict)
     subject_key: str | None = None
     subject_aspect: str | None = None      # the fact's "for" phrase, from the redacted parse
+    redaction_tags: list[str] = field(default_factory=list)  # keyed tag per masked region (redaction_tags)
     embedding: list[float] | None = None
     embedding_model: str | None = None
     exact_duplicate_of: str | None = None

@@ -1,7 +1,8 @@
 """Stage 3, exact_dedup: one live copy of the same redacted content per org and agent.
 
 Guarantees: ``ctx.content_hash`` is the SHA-256 hex of the redacted content,
-whitespace-collapsed and lowercased (always computed). When the lookup is enabled and an
+whitespace-collapsed and lowercased, and of its redaction tags when it has any (always
+computed): "Call [PERSON] back" for two people is two memories, not one. When the lookup is enabled and an
 active row of the same ``(org_id, agent_id, content_hash)`` exists, the job skips embed,
 near_dedup, conflict and labels and goes to persist, which bumps that row's retrieval
 count. The lookup is an optimisation: the partial unique index, re-checked in persist, is
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Sequence
 
 from ibex_worker.db import tenant_tx
 from ibex_worker.pipeline.context import StageDeps, WriteContext
@@ -20,13 +22,15 @@ from ibex_worker.store import memories
 _WHITESPACE = re.compile(r"\s+")
 
 
-def content_hash(content: str) -> str:
+def content_hash(content: str, tags: Sequence[str] = ()) -> str:
     normalised = _WHITESPACE.sub(" ", content).strip().lower()
+    if tags:
+        normalised += "\x00" + "\x00".join(tags)
     return hashlib.sha256(normalised.encode("utf-8")).hexdigest()
 
 
 def run(ctx: WriteContext, deps: StageDeps) -> WriteContext:
-    ctx.content_hash = content_hash(ctx.content or "")
+    ctx.content_hash = content_hash(ctx.content or "", ctx.redaction_tags)
     if ctx.quarantined or not deps.settings.memory_dedup_exact_enabled:
         ctx.decide("exact_dedup", result="skipped",
                    reason="quarantined" if ctx.quarantined else "disabled")

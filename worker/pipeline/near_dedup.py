@@ -10,7 +10,8 @@ Guarantees: ``ctx.near_duplicates`` lists candidates of the same org and agent, 
 never quarantined, best first; an empty corpus gives none. Left out, and named in the
 decision's ``left_out``: a memory whose link with this very text a person removed, and a
 memory about another record of the same kind (``ticket 84898`` / ``ticket 78037``: alike,
-but two facts). ``ctx.corpus_version`` records the corpus version the answer was read at,
+but two facts), and a memory whose redacted name is another person's (their keyed tags
+differ, ``ibex_worker.redaction_tags``: "[PERSON] asked for a call back" about two people). ``ctx.corpus_version`` records the corpus version the answer was read at,
 so persist can tell whether it is still current. A near duplicate is linked, never merged.
 """
 
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ibex_worker import identifiers, lexical
+from ibex_worker import identifiers, lexical, redaction_tags
 from ibex_worker.db import tenant_tx
 from ibex_worker.pipeline.context import StageDeps, WriteContext
 from ibex_worker.store import corpus, memories, relationships
@@ -33,8 +34,9 @@ def find(conn: Any, ctx: WriteContext, deps: StageDeps,
     A candidate is a near duplicate when its embedding similarity is strictly above the
     embedding threshold, or its trigram similarity reaches the lexical threshold, or both
     texts have the same word-set fingerprint; each carries every signal's score. It is left
-    out when a person removed the link between these very texts (``unlinked_by_a_person``)
-    or when both name a kind of record by different identifiers (``different_records``)."""
+    out when a person removed the link between these very texts (``unlinked_by_a_person``),
+    when both name a kind of record by different identifiers (``different_records``), or
+    when their redacted names are different people's (``different_people``)."""
     settings = deps.settings
     threshold, lexical_threshold = (settings.memory_near_duplicate_sim_threshold,
                                     settings.memory_near_duplicate_lexical_threshold)
@@ -64,6 +66,8 @@ def find(conn: Any, ctx: WriteContext, deps: StageDeps,
             left_out.append({"memory_id": memory_id, "why": "unlinked_by_a_person"})
         elif records:
             left_out.append({"memory_id": memory_id, "why": "different_records", "records": records})
+        elif redaction_tags.relation(ctx.redaction_tags, row.redaction_tags) == "different_people":
+            left_out.append({"memory_id": memory_id, "why": "different_people"})
         else:
             kept.append({"memory_id": memory_id, "similarity": similarity, "lexical_similarity": lexical_similarity,
                          "same_fingerprint": same_fingerprint})

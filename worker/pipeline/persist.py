@@ -157,7 +157,8 @@ def _insert_memory(conn: Any, ctx: WriteContext, status: str, searchable_since: 
         source=req["source"], status=status, valid_from=req.get("valid_from"), valid_until=req.get("valid_until"),
         subject_key=ctx.subject_key, embedding=ctx.embedding, embedding_model=ctx.embedding_model,
         pii_report=ctx.pii_report, metadata=req.get("metadata") or {}, job_id=ctx.job_id,
-        searchable_since=searchable_since, lexical=lexical.profile(ctx.content or "", ctx.org_id, ctx.agent_id))
+        searchable_since=searchable_since, lexical=lexical.profile(ctx.content or "", ctx.org_id, ctx.agent_id),
+        redaction_tags=ctx.redaction_tags)
 
 
 def _activate(conn: Any, ctx: WriteContext, status: str, searchable_since: int) -> str | None:

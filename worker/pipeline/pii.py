@@ -13,8 +13,10 @@ released). Guarantees, per job:
   with ``PII_IN_FIELD`` naming the field (those are identifiers, not text to keep).
 - ``ctx.request`` holds only redacted text from here on (the job row is rewritten with it),
   ``ctx.raw_content`` is None (the job row's raw column is erased in the same write),
-  ``ctx.pii_report`` holds entity types, counts and scores only, and ``ctx.subject_key`` is
-  derived from the redacted parse.
+  ``ctx.pii_report`` holds entity types, counts and scores only, ``ctx.subject_key`` is
+  derived from the redacted parse, and ``ctx.redaction_tags`` holds the keyed tag of each
+  masked region of the content, in order (``ibex_worker.redaction_tags``; none without
+  ``IBEX_PII_TAG_KEY``).
 
 Fails closed: an analyzer error raises ``TransientError`` (retried, then the job fails and
 nothing is stored); it never lets unanalysed text through.
@@ -26,6 +28,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ibex_worker import redaction_tags
 from ibex_worker.errors import FieldIssue, TransientError, ValidationFailed
 from ibex_worker.pii.policy import merge
 from ibex_worker.pipeline.context import StageDeps, WriteContext
@@ -114,7 +117,7 @@ def _apply(ctx: WriteContext, analysed: list[tuple[_Text, RedactionOutcome]], de
     reasons: set[str] = set()
     for item, outcome in analysed:
         if item.field == "content":
-            _take_content(ctx, outcome)
+            _take_content(ctx, outcome, deps.settings.pii_tag_key.get_secret_value())
         elif item.field == "note":
             _replace(ctx.request, item.path, outcome.content)
             continue  # the reviewer's note is redacted; it never quarantines the memory
@@ -133,7 +136,9 @@ def _apply(ctx: WriteContext, analysed: list[tuple[_Text, RedactionOutcome]], de
         deps.metrics.pii_findings(counts)
 
 
-def _take_content(ctx: WriteContext, outcome: RedactionOutcome) -> None:
+def _take_content(ctx: WriteContext, outcome: RedactionOutcome, tag_key: str) -> None:
+    regions = merge(outcome.redacted, outcome.masked)
+    ctx.redaction_tags = redaction_tags.make(tag_key, ctx.org_id, ctx.raw_content or "", regions)
     ctx.content = outcome.content
     ctx.pii_report = dict(outcome.report)
     ctx.subject_key = outcome.subject_key

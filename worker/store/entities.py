@@ -71,8 +71,9 @@ _MEMORY_COUNT = text("SELECT count(*) FROM memories WHERE org_id = :org_id AND s
 _SET_MEMORY = text("UPDATE memories SET subject_entity_id = :entity_id, "
                    "subject_aspect = COALESCE(:aspect, subject_aspect) WHERE org_id = :org_id AND id = :id")
 _SAME_ASPECT = text(
-    "SELECT id, content, valid_from, valid_until, subject_key, subject_entity_id, subject_aspect FROM memories "
-    "WHERE org_id = :org_id AND agent_id = :agent_id AND subject_entity_id = :entity_id AND subject_aspect = :aspect "
+    "SELECT id, content, valid_from, valid_until, subject_key, subject_entity_id, subject_aspect, redaction_tags "
+    "FROM memories WHERE org_id = :org_id AND agent_id = :agent_id AND subject_entity_id = :entity_id "
+    "AND subject_aspect = :aspect "
     "AND status = 'active' AND deleted_at IS NULL AND subject_aspect IS NOT NULL AND valid_from IS NOT NULL "
     "ORDER BY valid_from DESC, id LIMIT :limit"
 )
@@ -167,7 +168,8 @@ def set_memory_entity(conn: Any, org_id: str, memory_id: str, entity_id: str | N
 
 def same_aspect(conn: Any, org_id: str, agent_id: str, entity_id: str, aspect: str, limit: int) -> list[Any]:
     """The agent's active dated memories about that entity in that aspect, newest first:
-    ``id, content, valid_from, valid_until, subject_key, subject_entity_id, subject_aspect``."""
+    ``id, content, valid_from, valid_until, subject_key, subject_entity_id, subject_aspect,
+    redaction_tags``."""
     return conn.execute(_SAME_ASPECT, {"org_id": org_id, "agent_id": agent_id, "entity_id": entity_id,
                                        "aspect": aspect, "limit": limit}).all()
 

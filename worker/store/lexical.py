@@ -16,7 +16,7 @@ from sqlalchemy.dialects.postgresql import ARRAY, BIGINT, UUID
 from ibex_worker.store.vectors import EMBEDDING_DIM
 
 _SELECT = """
-    SELECT id, content, content_hash, lexical_fingerprint,
+    SELECT id, content, content_hash, lexical_fingerprint, redaction_tags,
            CASE WHEN embedding_model = :model AND embedding IS NOT NULL
                 THEN 1 - (embedding <=> :vector) END AS similarity
       FROM memories
@@ -43,7 +43,8 @@ _FILL = text(
     "WHERE org_id = :org_id AND id = :id AND lexical_bands IS NULL"
 )
 _ROWS = text(
-    "SELECT id, content, content_hash, lexical_fingerprint FROM memories WHERE org_id = :org_id AND id = ANY(:ids)"
+    "SELECT id, content, content_hash, lexical_fingerprint, redaction_tags FROM memories "
+    "WHERE org_id = :org_id AND id = ANY(:ids)"
 ).bindparams(bindparam("ids", type_=ARRAY(UUID(as_uuid=False))))
 
 

@@ -31,10 +31,11 @@ _INSERT = text(
     """
     INSERT INTO memories (org_id, agent_id, content, content_hash, source, status, valid_from, valid_until,
                           subject_key, embedding, embedding_model, pii_report, metadata, created_by_job,
-                          searchable_since, lexical_fingerprint, lexical_bands)
+                          searchable_since, lexical_fingerprint, lexical_bands, redaction_tags)
     VALUES (:org_id, :agent_id, :content, :content_hash, :source, :status, :valid_from, :valid_until,
             :subject_key, :embedding, :embedding_model, CAST(:pii_report AS jsonb), CAST(:metadata AS jsonb),
-            :job_id, :searchable_since, :lexical_fingerprint, CAST(:lexical_bands AS bigint[]))
+            :job_id, :searchable_since, :lexical_fingerprint, CAST(:lexical_bands AS bigint[]),
+            CAST(:redaction_tags AS text[]))
     ON CONFLICT (org_id, agent_id, content_hash) WHERE status = 'active' AND deleted_at IS NULL DO NOTHING
     RETURNING id
     """
@@ -71,7 +72,7 @@ _LOCK_PAIR = text(
 )
 _READ_PAIR = text(
     "SELECT id, agent_id, content, status, deleted_at, valid_from, valid_until, subject_key, subject_aspect, "
-    "created_at FROM memories WHERE org_id = :org_id AND id IN (:a, :b)"
+    "created_at, redaction_tags FROM memories WHERE org_id = :org_id AND id IN (:a, :b)"
 )
 _INSERT_LABEL = text(
     "INSERT INTO memory_labels (org_id, memory_id, label, confidence) VALUES (:org_id, :memory_id, :label, :confidence)"
@@ -93,7 +94,7 @@ _TOMBSTONE = text(
        SET status = 'deleted', deleted_at = now(), content = '', content_hash = :tombstone_hash, embedding = NULL,
            embedding_model = NULL, subject_key = NULL, subject_entity_id = NULL,
            subject_aspect = NULL, metadata = '{}'::jsonb, pii_report = '{}'::jsonb,
-           lexical_fingerprint = NULL, lexical_bands = NULL, updated_at = now()
+           lexical_fingerprint = NULL, lexical_bands = NULL, redaction_tags = NULL, updated_at = now()
      WHERE org_id = :org_id AND id = :id
     """
 )
@@ -115,17 +116,18 @@ def insert(conn: Any, *, org_id: str, agent_id: str, content: str | None, conten
            status: str, valid_from: str | None, valid_until: str | None, subject_key: str | None,
            embedding: Sequence[float] | None, embedding_model: str | None, pii_report: dict[str, Any],
            metadata: dict[str, Any], job_id: str, searchable_since: int,
-           lexical: Any) -> str | None:
+           lexical: Any, redaction_tags: Sequence[str] = ()) -> str | None:
     """The new memory's id, or None when an active memory of the agent already holds this
     content hash (nothing is written then). ``searchable_since`` is the corpus version its
-    write gives the agent; ``lexical`` the text's ``ibex_worker.lexical.Profile``."""
+    write gives the agent; ``lexical`` the text's ``ibex_worker.lexical.Profile``;
+    ``redaction_tags`` its masked values' tags (NULL when none)."""
     row = conn.execute(_INSERT, {
         "org_id": org_id, "agent_id": agent_id, "content": content, "content_hash": content_hash,
         "source": source, "status": status, "valid_from": valid_from, "valid_until": valid_until,
         "subject_key": subject_key, "embedding": embedding, "embedding_model": embedding_model,
         "pii_report": json.dumps(pii_report), "metadata": json.dumps(metadata), "job_id": job_id,
         "searchable_since": searchable_since, "lexical_fingerprint": lexical.fingerprint,
-        "lexical_bands": lexical.bands,
+        "lexical_bands": lexical.bands, "redaction_tags": list(redaction_tags) or None,
     }).first()
     return str(row.id) if row else None
 

@@ -20,7 +20,7 @@ _PAGE = text(
 ).bindparams(bindparam("agent_ids", type_=ARRAY(TEXT)))
 _MEMORY_FOR_UPDATE = text(
     "SELECT id, agent_id, status, deleted_at, content, source, pii_report, metadata, subject_key, valid_from, "
-    "valid_until FROM memories WHERE org_id = :org_id AND id = CAST(:id AS uuid) FOR UPDATE"
+    "valid_until, redaction_tags FROM memories WHERE org_id = :org_id AND id = CAST(:id AS uuid) FOR UPDATE"
 )
 _RECORD_DECISION = text(
     "INSERT INTO memory_review_decisions (org_id, agent_id, memory_id, action, outcome, result_memory_id, "

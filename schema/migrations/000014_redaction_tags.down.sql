@@ -1,0 +1,1 @@
+ALTER TABLE memories DROP COLUMN IF EXISTS redaction_tags;

@@ -87,8 +87,11 @@ def scenario() -> list[Write]:
         # Undated near-twins: linked, and escalated (missing valid_from) for the classifier.
         Write("a", "User prefers Python for data work!", "near duplicate", expect_near=1, expect_escalations=1),
         Write("a", "Contact Jane Doe at jane.doe@example.com or +1 415 555 0132 about the invoice.", "PII redacted"),
+        # The same text after redaction, about someone else: the keyed tags of the values differ.
         Write("a", "Contact John Smith at john.smith@example.com or +1 415 555 0199 about the invoice.",
-              "PII, same after redaction", expect_outcome="exact_duplicate"),
+              "PII, same text, another person"),
+        Write("a", "Contact JANE DOE at jane.doe@example.com or +1 (415) 555-0132 about the invoice.",
+              "PII, the same person again", expect_outcome="exact_duplicate"),
         Write("a", "The number 4111 1111 1111 1112 came up on the call.", "uncertain PII (masked, quarantined)",
               expect_status="quarantined"),
         Write("a", "The staging server uses port 8080.", "supersession chain 1/3", expect_status="superseded",
@@ -97,12 +100,12 @@ def scenario() -> list[Write]:
               expect_near=1, expect_supersedes=1, fields={"valid_from": APR, "valid_until": AUG}),
         Write("a", "The staging server uses port 8082.", "supersession chain 3/3", expect_near=1,
               expect_supersedes=1, fields={"valid_from": AUG}),
-        # Open-ended facts, the newer starting later with one value changed: the escalation
-        # worker reads the newer as the later state of the same attribute.
+        # Open-ended facts, the newer starting later with one value changed: the conflict rules
+        # read the newer as the later state of the same attribute, in the pipeline (no queue).
         Write("a", "The team standup is at 9am on Mondays.", "replaced later 1/2 (open-ended)",
               expect_status="superseded", fields={"valid_from": JAN}),
         Write("a", "The team standup is at 10am on Mondays.", "replaced later 2/2 (overlapping)", expect_near=1,
-              expect_escalations=1, expect_link="supersedes:outgoing", fields={"valid_from": MAR}),
+              expect_supersedes=1, expect_link="supersedes:outgoing", fields={"valid_from": MAR}),
         # The older fact has an end of its own that the newer overlaps: a claim about the same
         # months, so a contradiction, and both stay active.
         Write("a", "The office closes at 6pm on Fridays.", "contradiction 1/2", fields={"valid_from": JAN,

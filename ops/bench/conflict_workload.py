@@ -192,7 +192,7 @@ def _read_outcome(dsn: str, keys: dict[str, int]) -> tuple[list[dict[str, Any]],
                                                            dict[str, Any]]:
     import psycopg
 
-    from ibex_worker.escalations.classifiers import ConflictPair, MemoryFact, RulesClassifier, order_pair
+    from ibex_worker.conflict_rules.verdicts import ConflictPair, MemoryFact, RulesClassifier, order_pair
 
     with psycopg.connect(dsn, autocommit=True) as conn:
         by_memory = {str(m): keys[k] for k, m in conn.execute(

@@ -129,7 +129,7 @@ def verdicts(scored: list[Scored], emb: float, lex: float) -> dict[str, Counter[
     """The rules classifier's verdict on every pair the pipeline links, by label. The pairs
     carry no validity, so each linked pair is escalated (``missing_valid_from``) and the
     rules decide it, as the escalation worker does by default."""
-    from ibex_worker.escalations.classifiers import rules_verdict
+    from ibex_worker.conflict_rules.verdicts import rules_verdict
 
     out: dict[str, Counter[str]] = defaultdict(Counter)
     for s in scored:

@@ -217,7 +217,7 @@ def test_undated_facts_about_one_record_still_escalate(engine, producer, setting
 def test_an_escalation_never_crosses_orgs_or_agents(engine, producer, settings, pipeline, boundary):
     org, agent = new_scope(), new_scope("agent")
     other_org, other_agent = (new_scope(), agent) if boundary == "org" else (org, new_scope("agent"))
-    older = write(engine, producer, settings, org, agent, STANDUP_OLD, valid_from=JAN)
+    older = write(engine, producer, settings, org, agent, STANDUP_OLD, valid_from=JAN, valid_until=SEP)
     elsewhere = write(engine, producer, settings, other_org, other_agent, STANDUP_NEW, valid_from=JUN)
 
     assert escalations(engine, org, other_org) == []

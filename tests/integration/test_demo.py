@@ -54,8 +54,8 @@ def test_the_demo_ends_as_expected_and_metrics_show_what_it_did(infra, engine, t
     assert len(rows) >= 45 and {r.org_id for r in rows} == set(orgs.values())
     kinds = {r.kind: r for r in rows}
     # The escalation worker decided every escalated pair: the overlapping claim about a bounded
-    # period contradicts, the open-ended later value supersedes, and the near-twins are
-    # compatible and stay unlinked by it.
+    # period contradicts and the near-twins are compatible and stay unlinked by it; the
+    # open-ended later value was superseded by the pipeline's rules, never queued.
     assert any(link.startswith("contradicts") for link in kinds["contradiction 2/2 (overlapping)"].links)
     assert "supersedes:outgoing" in kinds["replaced later 2/2 (overlapping)"].links
     assert kinds["replaced later 1/2 (open-ended)"].final_status == "superseded"

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.conftest import fetch_memory, memory, new_scope, read_counter, submit_and_wait
+import pytest
+
+from tests.conftest import fetch_memory, memory, new_scope, query, read_counter, submit_and_wait
 from tests.escalation_support import (
     FakeModel, Reply, completion, decisions, facts_sent, relationships, settled, start_poller, wait_until,
 )
@@ -70,7 +72,7 @@ def test_sequential_facts_never_reach_the_classifier_and_an_overlapping_pair_cos
             older = write(engine, producer, settings, org, agent, PORT_OLD, valid_from=JAN, valid_until=JUN)
             newer = write(engine, producer, settings, org, agent, PORT_NEW, valid_from=JUN)
             assert newer["result"]["supersedes"] == [older["memory_id"]]  # settled by the pipeline's rule
-            tea = write(engine, producer, settings, org, agent, TEA, valid_from=JAN)
+            tea = write(engine, producer, settings, org, agent, TEA, valid_from=JAN, valid_until=SEP)
             coffee = write(engine, producer, settings, org, agent, COFFEE, valid_from=JUN)
             [escalation_id] = coffee["result"]["escalations"]
             wait_until(settled(engine, org, 1))
@@ -89,25 +91,27 @@ def test_sequential_facts_never_reach_the_classifier_and_an_overlapping_pair_cos
     assert {fetch_memory(engine, v["memory_id"]).status for v in (tea, coffee)} == {"active"}
 
 
-def test_a_later_open_ended_preference_supersedes_the_older_one_through_the_rules(
-        infra, engine, producer, settings, pipeline):
-    """ADR-0056's sequential facts, both open-ended: the pipeline escalates the overlap, and
-    the rules classifier (no model) settles it as a supersession by its subject and aspect."""
+@pytest.mark.parametrize("late", [False, True], ids=["in order", "the older one arrives late"])
+def test_a_later_open_ended_preference_supersedes_the_older_one_in_the_pipeline_by_the_rules(
+        engine, producer, settings, pipeline, late):
+    """ADR-0056's sequential facts, both open-ended: they overlap, but the rules (no model)
+    order them, so the pipeline supersedes and closes the older interval; nothing is queued."""
     org, agent = new_scope(), new_scope("agent")
-    poller = start_poller(infra, f"later-{org}", org=org)
-    try:
-        older = write(engine, producer, settings, org, agent, "The user prefers Python for data work.", valid_from=JAN)
-        newer = write(engine, producer, settings, org, agent, "The user prefers Go for data work.", valid_from=JUN)
-        [escalation_id] = newer["result"]["escalations"]
-        wait_until(settled(engine, org, 1))
-    finally:
-        poller.stop()
+    python = ("The user prefers Python for data work.", JAN)
+    go = ("The user prefers Go for data work.", JUN)
+    first, second = (go, python) if late else (python, go)
+    views = {text: write(engine, producer, settings, org, agent, text, valid_from=start)
+             for text, start in (first, second)}
+    older, newer = views[python[0]], views[go[0]]
 
-    shown = service.get_escalation(engine, org, escalation_id)
-    assert (shown["outcome"], shown["decided_by"]) == ("supersedes", "classifier:rules@4")
-    assert [d["details"]["rule"] for d in shown["decisions"]] == ["later_value"]
+    assert query(engine, "SELECT id FROM memory_conflict_escalations WHERE org_id = :o", o=org) == []
+    decision = [d for d in views[second[0]]["decisions"] if d["stage"] == "conflict"][-1]
+    assert (decision["result"], decision["rule"], decision["classifier_calls"]) == (
+        "superseded" if late else "supersedes", "open_ended_same_subject_later_value", 0)
     superseded, current = fetch_memory(engine, older["memory_id"]), fetch_memory(engine, newer["memory_id"])
     assert (superseded.status, current.status) == ("superseded", "active")
-    assert superseded.valid_until == current.valid_from
-    assert (newer["memory_id"], older["memory_id"], "supersedes") in {
-        (str(r.source_memory_id), str(r.target_memory_id), r.relationship_type) for r in relationships(engine, org)}
+    assert superseded.valid_until == current.valid_from and current.valid_until is None
+    [link] = [r for r in relationships(engine, org) if r.relationship_type == "supersedes"]
+    assert (str(link.source_memory_id), str(link.target_memory_id)) == (newer["memory_id"], older["memory_id"])
+    assert (link.evidence["rule"], link.evidence["rules_verdict"], link.evidence["classifier_calls"]) == (
+        "open_ended_same_subject_later_value", "later_value", 0)

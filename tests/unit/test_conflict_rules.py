@@ -43,13 +43,13 @@ def test_overlap_follows_half_open_intervals_with_null_until_as_infinity(a, b, e
 
 def test_a_newer_sequential_fact_with_the_same_subject_supersedes_the_older_one():
     result = plan(fact("new", JUN), [fact("old", JAN, JUN)])
-    assert result == {"supersedes": ["old"], "superseded_by": [], "escalations": [], "subjects": {"old": "subject_key"}}
+    assert result == {"supersedes": ["old"], "superseded_by": [], "escalations": [], "subjects": {"old": "subject_key"}, "replaced": {}}
 
 
 def test_a_late_arriving_older_fact_is_superseded_by_the_newer_one_already_stored():
     result = plan(fact("late-old", JAN, JUN), [fact("stored-new", JUN)])
     assert result == {"supersedes": [], "superseded_by": ["stored-new"], "escalations": [],
-                      "subjects": {"stored-new": "subject_key"}}
+                      "subjects": {"stored-new": "subject_key"}, "replaced": {}}
 
 
 def test_the_decision_does_not_depend_on_arrival_order():
@@ -68,7 +68,7 @@ def test_the_decision_does_not_depend_on_arrival_order():
     pytest.param(fact("new", JAN, JUN), fact("old", MAR), id="late older fact overlaps the stored open-ended one"),
 ])
 def test_overlapping_intervals_escalate_instead_of_superseding(new, old):
-    assert plan(new, [old]) == {"supersedes": [], "superseded_by": [], "subjects": {},
+    assert plan(new, [old]) == {"supersedes": [], "superseded_by": [], "subjects": {}, "replaced": {},
                                 "escalations": [{"candidate_id": "old", "reason": "overlapping_intervals"}]}
 
 
@@ -87,7 +87,7 @@ def test_overlapping_intervals_escalate_even_when_subjects_differ():
                  id="missing valid_from escalates whatever the subjects"),
 ])
 def test_a_missing_valid_from_on_either_side_escalates(new, old):
-    assert plan(new, [old]) == {"supersedes": [], "superseded_by": [], "subjects": {},
+    assert plan(new, [old]) == {"supersedes": [], "superseded_by": [], "subjects": {}, "replaced": {},
                                 "escalations": [{"candidate_id": "old", "reason": "missing_valid_from"}]}
 
 
@@ -99,11 +99,11 @@ def test_a_missing_valid_from_on_either_side_escalates(new, old):
 ])
 def test_sequential_facts_without_a_shared_subject_are_no_conflict(new_subject, old_subject):
     result = plan(fact("new", JUN, subject_key=new_subject), [fact("old", JAN, JUN, old_subject)])
-    assert result == {"supersedes": [], "superseded_by": [], "escalations": [], "subjects": {}}
+    assert result == {"supersedes": [], "superseded_by": [], "escalations": [], "subjects": {}, "replaced": {}}
 
 
 def test_no_candidates_give_an_empty_plan():
-    assert plan(fact("new", JUN), []) == {"supersedes": [], "superseded_by": [], "escalations": [], "subjects": {}}
+    assert plan(fact("new", JUN), []) == {"supersedes": [], "superseded_by": [], "escalations": [], "subjects": {}, "replaced": {}}
 
 
 def test_each_candidate_is_decided_on_its_own_rule():
@@ -121,6 +121,7 @@ def test_each_candidate_is_decided_on_its_own_rule():
         "escalations": [{"candidate_id": "overlap", "reason": "overlapping_intervals"},
                         {"candidate_id": "undated", "reason": "missing_valid_from"}],
         "subjects": {"before": "subject_key", "after": "subject_key"},
+        "replaced": {},
     }
 
 
@@ -129,7 +130,7 @@ def _entity_fact(memory_id: str, valid_from: datetime, valid_until: datetime | N
     return Fact(memory_id, valid_from, valid_until, subject_key, entity_id, aspect)
 
 
-NOTHING = {"supersedes": [], "superseded_by": [], "escalations": [], "subjects": {}}
+NOTHING = {"supersedes": [], "superseded_by": [], "escalations": [], "subjects": {}, "replaced": {}}
 
 
 @pytest.mark.parametrize(("new", "old", "outcome"), [
@@ -153,7 +154,7 @@ NOTHING = {"supersedes": [], "superseded_by": [], "escalations": [], "subjects":
                  _entity_fact("old", JAN, JUN, "colour scheme|be", None),
                  NOTHING, id="no entity on either side and different keys"),
     pytest.param(fact("new", JUN, entity_id="e2"), fact("old", JAN, JUN, entity_id="e1"),
-                 {**NOTHING, "supersedes": ["old"], "subjects": {"old": "subject_key"}},
+                 {**NOTHING, "supersedes": ["old"], "subjects": {"old": "subject_key"}, "replaced": {}},
                  id="the same subject key is one subject whatever the entities"),
 ])
 def test_the_same_subject_is_the_same_key_or_one_entity(new, old, outcome):
@@ -164,7 +165,7 @@ def test_timezone_offsets_are_compared_as_instants():
     # 2024-06-01T02:00+02:00 is 2024-06-01T00:00Z: touching, not overlapping.
     plus_two = datetime(2024, 6, 1, 2, tzinfo=timezone(timedelta(hours=2)))
     result = plan(fact("new", plus_two), [fact("old", JAN, JUN)])
-    assert result == {"supersedes": ["old"], "superseded_by": [], "escalations": [], "subjects": {"old": "subject_key"}}
+    assert result == {"supersedes": ["old"], "superseded_by": [], "escalations": [], "subjects": {"old": "subject_key"}, "replaced": {}}
 
 
 class _NoDatabase:
@@ -193,3 +194,37 @@ def test_a_write_with_nothing_to_compare_opens_no_transaction(quarantined, enabl
     assert ctx.conflict == {}
     assert ctx.decisions[-1]["stage"] == "conflict" and ctx.decisions[-1]["result"] == "skipped"
     assert ctx.decisions[-1]["reason"] == reason
+
+
+PYTHON = "The user prefers Python for data work."
+GO = "The user prefers Go for data work."
+PREFER = "user|prefer"
+
+
+def _stated(memory_id: str, valid_from: datetime, content: str, valid_until: datetime | None = None,
+            aspect: str | None = "for datum work") -> Fact:
+    return Fact(memory_id, valid_from, valid_until, PREFER, "e1", aspect, content)
+
+
+def test_an_open_ended_fact_replaced_later_by_the_rules_is_superseded_in_the_pipeline_and_its_interval_closed():
+    forward = plan(_stated("new", JUN, GO), [_stated("old", MAR, PYTHON)])
+    assert (forward["supersedes"], forward["escalations"]) == (["old"], [])
+    assert forward["replaced"] == {"old": {"rule": "later_value", "valid_until": JUN.isoformat()}}
+    backward = plan(_stated("late", MAR, PYTHON), [_stated("stored", JUN, GO)])
+    assert (backward["superseded_by"], backward["escalations"]) == (["stored"], [])
+    assert backward["replaced"] == {"stored": {"rule": "later_value", "valid_until": JUN.isoformat()}}
+
+
+@pytest.mark.parametrize(("new", "old"), [
+    pytest.param(_stated("new", JUN, GO), _stated("old", MAR, PYTHON, SEP), id="the older one has an end of its own"),
+    pytest.param(_stated("new", JUN, GO, SEP), _stated("old", MAR, PYTHON), id="the newer one may be a temporary change"),
+    pytest.param(_stated("new", JUN, GO, aspect="for web work"), _stated("old", MAR, PYTHON), id="another aspect"),
+    pytest.param(_stated("new", MAR, GO), _stated("old", MAR, PYTHON), id="the same start"),
+    pytest.param(_stated("new", JUN, PYTHON), _stated("old", MAR, PYTHON), id="the same statement again"),
+    pytest.param(_stated("new", JUN, "The user prefers Go for data work and hates Python."),
+                 _stated("old", MAR, PYTHON), id="more than one value changed"),
+])
+def test_overlapping_facts_the_rules_cannot_order_still_escalate(new, old):
+    result = plan(new, [old])
+    assert result["escalations"] == [{"candidate_id": "old", "reason": "overlapping_intervals"}]
+    assert result["supersedes"] == result["superseded_by"] == [] and result["replaced"] == {}

@@ -9,11 +9,12 @@ from datetime import datetime, timezone
 import pytest
 
 from tests.conftest import make_settings
-from ibex_worker.escalations import edits
-from ibex_worker.escalations.apply import close_interval
-from ibex_worker.escalations.classifiers import (
-    OUTCOMES, ConflictPair, MemoryFact, RulesClassifier, build_request, order_pair, parse_answer, rules_verdict, tokens,
+from ibex_worker.conflict_rules import edits
+from ibex_worker.conflict_rules.verdicts import (
+    OUTCOMES, ConflictPair, MemoryFact, RulesClassifier, order_pair, rules_verdict, tokens,
 )
+from ibex_worker.escalations.apply import close_interval
+from ibex_worker.escalations.classifiers import build_request, parse_answer
 
 
 def at(month: int, day: int = 1) -> datetime:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from ibex_worker import redaction_tags
-from ibex_worker.escalations.classifiers import rules_verdict, tokens
+from ibex_worker.conflict_rules.verdicts import rules_verdict, tokens
 from ibex_worker.pii.policy import Finding, apply_placeholders, merge
 
 KEY = "k" * 40

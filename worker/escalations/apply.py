@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from ibex_worker.escalations.classifiers import MemoryFact, order_pair
+from ibex_worker.conflict_rules.verdicts import MemoryFact, order_pair
 from ibex_worker.store import corpus, escalations, memories, relationships
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ibex_worker.db import maint_tx, tenant_tx
-from ibex_worker.escalations.classifiers import MemoryFact
+from ibex_worker.conflict_rules.verdicts import MemoryFact
 from ibex_worker.store import escalations, memories
 
 BACKLOG_STATUSES = ("pending", "claimed", "needs_review", "dead")

@@ -4,7 +4,11 @@ Half-open validity ``[valid_from, valid_until)``, NULL ``valid_until`` = +inf; t
 overlap iff ``a_from < b_until and b_from < a_until``. For each near-duplicate candidate:
 
 - ``valid_from`` missing on either side -> escalate (``missing_valid_from``);
-- intervals overlap -> escalate (``overlapping_intervals``);
+- intervals overlap -> escalate (``overlapping_intervals``), unless both are open-ended,
+  one starts later, both have one subject key and aspect, and the later one contradicts the
+  earlier or replaces one value of it (``ibex_worker.conflict_rules``, the escalation
+  worker's own rules): then the later supersedes the earlier from its start, whose interval
+  is closed there (``RULE_REPLACED``; "prefers Python" from March, "prefers Go" from June);
 - no overlap, same subject -> the one with the newer ``valid_from`` supersedes the
   other (no classifier call), whichever arrived first: a late older fact ends up
   superseded by the newer one already stored. Two facts have the same subject when their
@@ -24,10 +28,11 @@ duplicates; facts naming different records of one kind, or different people, are
 candidates.
 
 Guarantees: ``ctx.conflict`` holds ``supersedes`` (ids the new memory supersedes),
-``superseded_by`` (ids that supersede it), ``escalations`` ({candidate_id, reason}) and
+``superseded_by`` (ids that supersede it), ``escalations`` ({candidate_id, reason}),
 ``subjects`` (how each supersession's subjects matched: ``subject_key``, ``entity`` or
-``entity_aspect``) and
-``same_aspect`` (the candidates found by entity and aspect, not as near duplicates);
+``entity_aspect``), ``replaced`` (for a supersession of overlapping open-ended facts: the
+rule that decided it and the end given to the earlier fact, keyed by the other memory's id)
+and ``same_aspect`` (the candidates found by entity and aspect, not as near duplicates);
 the decision is a pure function of the facts (``plan``). Escalations become durable rows in
 the persist transaction.
 """
@@ -40,6 +45,7 @@ from datetime import datetime
 from typing import Any
 
 from ibex_worker import entity_keys, identifiers, redaction_tags
+from ibex_worker.conflict_rules.verdicts import ConflictPair, MemoryFact, RulesClassifier
 from ibex_worker.db import tenant_tx
 from ibex_worker.pipeline import entities
 from ibex_worker.pipeline.context import StageDeps, WriteContext
@@ -47,6 +53,7 @@ from ibex_worker.store import entities as entity_store
 from ibex_worker.store import memories
 
 RULE_SEQUENTIAL = "non_overlapping_same_subject_newer_valid_from"
+RULE_REPLACED = "open_ended_same_subject_later_value"
 
 
 @dataclass(frozen=True)
@@ -57,6 +64,8 @@ class Fact:
     subject_key: str | None
     entity_id: str | None = None
     aspect: str | None = None
+    content: str = ""                      # redacted, as stored
+    redaction_tags: tuple[str, ...] = ()
 
 
 def same_subject(a: Fact, b: Fact) -> str | None:
@@ -86,11 +95,37 @@ def overlaps(a: Fact, b: Fact) -> bool:
     return a_until_after_b_from and b_until_after_a_from
 
 
-def plan(new: Fact, candidates: Sequence[Fact]) -> dict[str, list[Any]]:
-    result: dict[str, Any] = {"supersedes": [], "superseded_by": [], "escalations": [], "subjects": {}}
+def replacement(a: Fact, b: Fact) -> str | None:
+    """The rule by which the later of two overlapping dated facts replaces the earlier, as the
+    rules classifier would decide it, or None (``conflict_rules.verdicts.replaced_later``)."""
+    assert a.valid_from is not None and b.valid_from is not None
+    if a.valid_until is not None or b.valid_until is not None or a.subject_key != b.subject_key:
+        return None  # the rules' own first conditions, checked before any tokenising
+    older, newer = (a, b) if a.valid_from < b.valid_from else (b, a)
+    verdict = RulesClassifier().classify(ConflictPair(_memory_fact(older), _memory_fact(newer), None,
+                                                      "overlapping_intervals"))
+    return verdict.rule if verdict.outcome == "supersedes" else None
+
+
+def _memory_fact(fact: Fact) -> MemoryFact:
+    """The rules' view of a fact (``created_at`` orders undated pairs only; these are dated)."""
+    assert fact.valid_from is not None
+    return MemoryFact(fact.memory_id, fact.content, fact.valid_from, fact.valid_until, fact.subject_key,
+                      fact.valid_from, fact.aspect, fact.redaction_tags)
+
+
+def plan(new: Fact, candidates: Sequence[Fact]) -> dict[str, Any]:
+    result: dict[str, Any] = {"supersedes": [], "superseded_by": [], "escalations": [], "subjects": {},
+                              "replaced": {}}
     for old in candidates:
         if new.valid_from is None or old.valid_from is None:
             result["escalations"].append({"candidate_id": old.memory_id, "reason": "missing_valid_from"})
+        elif overlaps(new, old) and (rule := replacement(new, old)) is not None:
+            newer_first = new.valid_from > old.valid_from
+            result["supersedes" if newer_first else "superseded_by"].append(old.memory_id)
+            result["subjects"][old.memory_id] = "subject_key"
+            result["replaced"][old.memory_id] = {
+                "rule": rule, "valid_until": (new if newer_first else old).valid_from.isoformat()}
         elif overlaps(new, old):
             result["escalations"].append({"candidate_id": old.memory_id, "reason": "overlapping_intervals"})
         elif (match := same_subject(new, old)) is not None:
@@ -106,7 +141,8 @@ def load_facts(conn: Any, org_id: str, ids: Sequence[str]) -> list[Fact]:
         return []
     rows = memories.active_facts(conn, org_id, ids)
     by_id = {str(r.id): Fact(str(r.id), r.valid_from, r.valid_until, r.subject_key,
-                             str(r.subject_entity_id) if r.subject_entity_id else None, r.subject_aspect)
+                             str(r.subject_entity_id) if r.subject_entity_id else None, r.subject_aspect,
+                             r.content, tuple(r.redaction_tags or ()))
              for r in rows}
     return [by_id[i] for i in ids if i in by_id]
 
@@ -117,7 +153,8 @@ def new_fact(conn: Any, ctx: WriteContext) -> Fact:
     name = entity_keys.subject_name(ctx.subject_key)
     resolved = entities.resolve(conn, ctx.org_id, name) if name is not None else None
     return Fact(ctx.job_id, _time(ctx.request.get("valid_from")), _time(ctx.request.get("valid_until")),
-                ctx.subject_key, resolved.entity_id if resolved is not None else None, ctx.subject_aspect)
+                ctx.subject_key, resolved.entity_id if resolved is not None else None, ctx.subject_aspect,
+                ctx.content or "", tuple(ctx.redaction_tags))
 
 
 def _may_share_an_aspect(ctx: WriteContext) -> bool:
@@ -142,7 +179,8 @@ def same_aspect_facts(conn: Any, ctx: WriteContext, deps: StageDeps, new: Fact, 
     rows = entity_store.same_aspect(conn, ctx.org_id, ctx.agent_id, new.entity_id, ctx.subject_aspect,
                                     deps.settings.near_duplicate_candidate_limit)
     mine = identifiers.find(ctx.content or "")
-    return [Fact(str(r.id), r.valid_from, r.valid_until, r.subject_key, str(r.subject_entity_id), r.subject_aspect)
+    return [Fact(str(r.id), r.valid_from, r.valid_until, r.subject_key, str(r.subject_entity_id), r.subject_aspect,
+                 r.content, tuple(r.redaction_tags or ()))
             for r in rows
             if str(r.id) not in near and not identifiers.distinct_records(mine, identifiers.find(r.content))
             and redaction_tags.relation(ctx.redaction_tags, r.redaction_tags) != "different_people"]
@@ -164,10 +202,16 @@ def decide(conn: Any, ctx: WriteContext, deps: StageDeps) -> None:
     outcome = ("supersedes" if ctx.conflict["supersedes"] else
                "superseded" if ctx.conflict["superseded_by"] else
                "escalated" if ctx.conflict["escalations"] else "no_conflict")
-    ctx.decide("conflict", result=outcome, rule=RULE_SEQUENTIAL if outcome in ("supersedes", "superseded") else None,
+    ctx.decide("conflict", result=outcome, rule=_rule(ctx.conflict) if outcome in ("supersedes", "superseded") else None,
                supersedes=ctx.conflict["supersedes"], superseded_by=ctx.conflict["superseded_by"],
                escalations=ctx.conflict["escalations"], subjects=ctx.conflict["subjects"],
+               replaced={i: r["rule"] for i, r in ctx.conflict["replaced"].items()},
                same_aspect=ctx.conflict["same_aspect"], classifier_calls=0)
+
+
+def _rule(planned: dict[str, Any]) -> str:
+    settled = planned["supersedes"] + planned["superseded_by"]
+    return RULE_REPLACED if all(i in planned["replaced"] for i in settled) else RULE_SEQUENTIAL
 
 
 def run(ctx: WriteContext, deps: StageDeps) -> WriteContext:

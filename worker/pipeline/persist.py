@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from ibex_worker import entity_keys, lexical
@@ -209,15 +210,29 @@ def _signals(candidate: dict[str, Any], deps: StageDeps) -> dict[str, Any]:
 
 
 def _apply_supersessions(conn: Any, ctx: WriteContext, memory_id: str, plan: dict[str, Any]) -> None:
-    evidence = {"rule": conflict.RULE_SEQUENTIAL, "classifier_calls": 0, "job_id": ctx.job_id}
-    subjects = plan.get("subjects") or {}
+    """Sequential facts: the older is marked superseded. Overlapping open-ended facts the
+    rules decided (``replaced``): the earlier one's interval is also closed where the later
+    one starts, whichever of the two is the new memory."""
+    subjects, replaced = plan.get("subjects") or {}, plan.get("replaced") or {}
+
+    def evidence(other: str) -> dict[str, Any]:
+        how = replaced.get(other)
+        rule = {"rule": conflict.RULE_REPLACED, "rules_verdict": how["rule"]} if how else {
+            "rule": conflict.RULE_SEQUENTIAL}
+        return {**rule, "classifier_calls": 0, "job_id": ctx.job_id, "subject": subjects.get(other)}
+
     for older in plan.get("supersedes", []):
-        memories.mark_superseded(conn, ctx.org_id, older)
-        relationships.insert(conn, ctx.org_id, memory_id, older, "supersedes",
-                             {**evidence, "subject": subjects.get(older)}, DECIDED_BY)
+        if older in replaced:
+            memories.set_status_and_valid_until(conn, ctx.org_id, older, "superseded",
+                                                datetime.fromisoformat(replaced[older]["valid_until"]))
+        else:
+            memories.mark_superseded(conn, ctx.org_id, older)
+        relationships.insert(conn, ctx.org_id, memory_id, older, "supersedes", evidence(older), DECIDED_BY)
+    ends = [datetime.fromisoformat(replaced[n]["valid_until"]) for n in plan.get("superseded_by", []) if n in replaced]
+    if ends:  # the earliest of the later facts ends the new one
+        memories.set_status_and_valid_until(conn, ctx.org_id, memory_id, "superseded", min(ends))
     for newer in plan.get("superseded_by", []):
-        relationships.insert(conn, ctx.org_id, newer, memory_id, "supersedes",
-                             {**evidence, "subject": subjects.get(newer)}, DECIDED_BY)
+        relationships.insert(conn, ctx.org_id, newer, memory_id, "supersedes", evidence(newer), DECIDED_BY)
 
 
 def _escalate(conn: Any, ctx: WriteContext, memory_id: str, plan: dict[str, Any]) -> list[str]:

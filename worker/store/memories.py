@@ -63,8 +63,8 @@ _REACTIVATE = text(
     "updated_at = now() WHERE org_id = :org_id AND id = :id AND status = 'superseded' AND deleted_at IS NULL"
 )
 _ACTIVE_FACTS = text(
-    "SELECT id, valid_from, valid_until, subject_key, subject_entity_id, subject_aspect FROM memories "
-    "WHERE org_id = :org_id AND id = ANY(:ids) AND status = 'active' AND deleted_at IS NULL"
+    "SELECT id, valid_from, valid_until, subject_key, subject_entity_id, subject_aspect, content, redaction_tags "
+    "FROM memories WHERE org_id = :org_id AND id = ANY(:ids) AND status = 'active' AND deleted_at IS NULL"
 ).bindparams(bindparam("ids", type_=ARRAY(UUID(as_uuid=False))))
 _LOCK_PAIR = text(
     "SELECT id, agent_id, content, content_hash, status, deleted_at, valid_from, valid_until, subject_key, "
@@ -163,8 +163,8 @@ def set_status_and_valid_until(conn: Any, org_id: str, memory_id: str, status: s
 
 
 def active_facts(conn: Any, org_id: str, ids: Sequence[str]) -> list[Any]:
-    """``id, valid_from, valid_until, subject_key, subject_entity_id, subject_aspect`` of those
-    memories that are active, in no order."""
+    """``id, valid_from, valid_until, subject_key, subject_entity_id, subject_aspect, content,
+    redaction_tags`` of those memories that are active, in no order."""
     return conn.execute(_ACTIVE_FACTS, {"org_id": org_id, "ids": list(ids)}).all()
 
 

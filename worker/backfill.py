@@ -31,7 +31,7 @@ _FIRST = "00000000-0000-0000-0000-000000000000"
 
 
 def run(engine: Any, org_id: str, batch: int = 500, out: TextIO = sys.stderr,
-        entity_threshold: float = 0.6) -> dict[str, int]:
+        entity_threshold: float | None = 0.6) -> dict[str, int]:
     """Fill every unfilled memory of the org; ``{"filled", "left", "entities_filled",
     "entities_left"}``."""
     def fill_lexical(conn: Any, rows: list[Any]) -> int:

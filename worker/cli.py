@@ -231,7 +231,7 @@ def cmd_backfill(args: argparse.Namespace) -> int:
         return 2
     settings = get_settings()
     print(json.dumps(backfill.run(get_engine(settings.database_url), args.org, batch=args.batch,
-                                  entity_threshold=settings.entity_similarity_threshold)))
+                                  entity_threshold=settings.entity_fuzzy_threshold)))
     return 0
 
 

@@ -65,6 +65,9 @@ class Settings(BaseSettings):
     # Trigram similarity of two entity keys at or above which a new entity is recorded as
     # `possibly_same_as` an existing one (ibex_worker.entities); never a merge.
     entity_similarity_threshold: float = Field(0.6, gt=0.0, le=1.0)
+    # Fuzzy entity matching (ADR-025 rules 4 and 5): a name one misspelt word away from exactly
+    # one entity resolves to it, and resemblances are recorded. False: keys and aliases only.
+    entity_fuzzy: bool = True
     memory_dedup_exact_enabled: bool = True
     memory_conflict_detection_enabled: bool = True
     near_duplicate_candidate_limit: int = Field(10, ge=1, le=100)  # top-k before the threshold
@@ -208,6 +211,11 @@ class Settings(BaseSettings):
     # --- logging ---
     log_format: Literal["json", "console"] = "console"
     log_level: str = "INFO"
+
+    @property
+    def entity_fuzzy_threshold(self) -> float | None:
+        """The resemblance threshold entity resolution uses, or None with fuzzy matching off."""
+        return self.entity_similarity_threshold if self.entity_fuzzy else None
 
     @field_validator("pii_entities", "pii_disallowed_entities", "escalation_org_ids", mode="before")
     @classmethod

@@ -50,7 +50,7 @@ class NameTaken(IbexError):
         self.entity_id = entity_id
 
 
-def create(engine: Any, org_id: str, name: Any, kind: Any, aliases: Any, threshold: float, created_by: str,
+def create(engine: Any, org_id: str, name: Any, kind: Any, aliases: Any, threshold: float | None, created_by: str,
            redactor: Callable[[], Redactor] | None) -> dict[str, Any]:
     """A person's entity, with its aliases; raises ``ValidationFailed``, ``PiiInField``,
     ``NameTaken`` or ``TransientError``."""
@@ -82,7 +82,8 @@ def create(engine: Any, org_id: str, name: Any, kind: Any, aliases: Any, thresho
         for field_name, alias in spellings:
             if not store.add_alias(conn, org_id, entity_id, alias, entity_keys.key(alias), created_by):
                 raise NameTaken(_existing_id(conn, org_id, entity_keys.key(alias)), field_name)
-        link_resemblances(conn, org_id, entity_id, key, threshold, created_by)
+        if threshold is not None:  # fuzzy matching on: its resemblances are recorded
+            link_resemblances(conn, org_id, entity_id, key, threshold, created_by)
         view = _view(conn, org_id, row)
     log.info("entity_created", org_id=org_id, entity_id=entity_id, aliases=len(aliases), decided_by=created_by)
     return view

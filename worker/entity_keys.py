@@ -9,6 +9,12 @@ resolved by, and when two keys read alike enough to be recorded as ``possibly_sa
   key padded with a space at both ends) reaches the threshold and they are not equal. A
   resemblance is recorded, never acted on: "colour scheme" and "color scheme" stay two
   entities until a person records one as an alias of the other.
+- Two keys are **one typo apart** (rule ``typo``, ADR-025 rule 4) when they have the same
+  words but one, that one a misspelling or a British/American spelling of the other
+  (``conflict_rules.edits.same_word``: one edit, two in words of eight letters or more, both
+  words at least four letters and not both dictionary words), and both keys have at least
+  six characters: "atlas suport contract" is "atlas support contract", while "server a" /
+  "server b", "kiel office" / "kiev office" and "c++" / "c#" are not.
 - A subject key's **subject** (``"atlas support contract|renew"`` -> ``"atlas support
   contract"``) names an entity only when it holds no placeholder: a redacted value cannot be
   compared, and ``[PERSON]`` is not one person.
@@ -18,6 +24,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
+
+from ibex_worker.conflict_rules import edits
 
 NAME_MAX_CHARS = 200
 _DROPPED = re.compile(r"[.'’]")
@@ -47,6 +55,20 @@ def resembles(a: str, b: str, threshold: float) -> float | None:
         return None
     score = similarity(a, b)
     return round(score, 4) if score >= threshold else None
+
+
+TYPO_MIN_CHARS = 6
+
+
+def one_typo_apart(a: str, b: str) -> bool:
+    """Two different keys that are one name with one word misspelt (see the module's notes)."""
+    if a == b or min(len(a), len(b)) < TYPO_MIN_CHARS:
+        return False
+    wa, wb = a.split(), b.split()
+    if len(wa) != len(wb):
+        return False
+    differing = [(x, y) for x, y in zip(wa, wb) if x != y]
+    return len(differing) == 1 and edits.same_word(*differing[0])
 
 
 def subject_name(subject_key: str | None) -> str | None:

@@ -1,18 +1,27 @@
 """Keyed tags of redacted values: whether two stored statements name the same person, phone
 or address, told without storing the value.
 
-The PII stage gives every region it masks a tag, ``TYPE:<16 hex>``: the entity type and the
-first 64 bits of HMAC-SHA256, under the org's key, of the type and the value normalised
-(Unicode NFKC, case folded, every run of characters other than letters and digits one space;
-a phone number's digits only). The org's key is HMAC-SHA256 of the org id under the
-deployment's ``IBEX_PII_TAG_KEY``: equal values of two orgs get unrelated tags. Without the
-key a tag cannot be tested against a guessed value; with it (the deployment's secret, never
-stored in the database) a guess can be, as with any keyed pseudonym. So tags are
-pseudonymous personal data: kept with their memory and job row, deleted with them, never
-logged and never returned by the API. With no key configured no tags are made, and
-placeholders stay unknown to the rules (a person decides such pairs).
+The PII stage gives every region it masks a tag, ``TYPE:KEY:VALUE`` or ``TYPE:KEY:VALUE:s``:
 
-Tags compare exact values only: "Maria Lopez" and "Maria" are two tags.
+- ``VALUE`` is the first 64 bits (hex) of HMAC-SHA256, under the org's key, of the type and
+  the value normalised by type: an e-mail address, IP address, IBAN, card or wallet is only
+  trimmed (and, but for a wallet, case folded), since its punctuation is part of it; a phone
+  number is its digits; anything else (names, addresses) is Unicode NFKC, case folded, with
+  every run of characters other than letters and digits one space.
+- The org's key is HMAC-SHA256 of the org id under the deployment's ``IBEX_PII_TAG_KEY``,
+  so equal values of two orgs get unrelated tags; ``KEY`` (4 hex) names the deployment key,
+  so tags made under another key compare as unknown, never as different.
+- ``:s`` marks a name inside the statement's subject ("[PERSON] asked for a call back",
+  "The guide for [PERSON] is due"): another name there is another subject. A name elsewhere
+  ("The user's manager is [PERSON]") is a value of the statement, and another one is another
+  value of the same attribute.
+
+Without the key a tag cannot be tested against a guessed value; with it (the deployment's
+secret, never stored in the database) a guess can be, as with any keyed pseudonym. So tags
+are pseudonymous personal data: kept with their memory and its running job, cleared with the
+content, never logged and never returned by the API. With no key configured no tags are made,
+and placeholders stay unknown to the rules (a person decides such pairs). Tags compare exact
+values only: "Maria Lopez" and "Maria" are two tags.
 """
 
 from __future__ import annotations
@@ -23,10 +32,13 @@ import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 
-# Types whose value names who a statement is about; any other type is a value stated about
-# it (a phone, an address), so a different one there is another value, not another subject.
+# Names: another one in the subject is another subject; every other type is a value stated
+# about the subject (a phone, an address), so a different one is another value.
 SUBJECT_TYPES = frozenset({"PERSON"})
-_TAG_HEX = 16
+SUBJECT_MARK = "s"
+_VERBATIM = frozenset({"EMAIL_ADDRESS", "IP_ADDRESS", "IBAN_CODE", "CREDIT_CARD", "CRYPTO"})
+_CASE_KEPT = frozenset({"CRYPTO"})  # base58 and bech32 addresses: case is part of the value
+_TAG_HEX, _KEY_HEX = 16, 4
 _NOT_WORD = re.compile(r"[\W_]+")
 _NOT_DIGIT = re.compile(r"\D+")
 _PLACEHOLDER = re.compile(r"^\[([a-z_]+)\??\]$")  # a placeholder token of the conflict rules, "[person]"
@@ -37,25 +49,42 @@ def org_key(key: str, org_id: str) -> bytes:
     return hmac.new(key.encode("utf-8"), b"ibex-redaction-tag:" + org_id.encode("utf-8"), hashlib.sha256).digest()
 
 
+def key_id(key: str) -> str:
+    return hmac.new(key.encode("utf-8"), b"ibex-redaction-tag-key-id", hashlib.sha256).hexdigest()[:_KEY_HEX]
+
+
 def normalise(entity_type: str, value: str) -> str:
-    folded = unicodedata.normalize("NFKC", value).casefold()
+    text = unicodedata.normalize("NFKC", value).strip()
+    if entity_type in _VERBATIM:
+        return text if entity_type in _CASE_KEPT else text.casefold()
     if entity_type == "PHONE_NUMBER":
-        return _NOT_DIGIT.sub("", folded)
-    return _NOT_WORD.sub(" ", folded).strip()
+        return _NOT_DIGIT.sub("", text)
+    return _NOT_WORD.sub(" ", text.casefold()).strip()
 
 
-def tag(key: bytes, entity_type: str, value: str) -> str:
-    message = f"{entity_type}\x00{normalise(entity_type, value)}".encode("utf-8")
-    return f"{entity_type}:{hmac.new(key, message, hashlib.sha256).hexdigest()[:_TAG_HEX]}"
-
-
-def make(key: str, org_id: str, text: str, regions: Iterable[tuple[int, int, str, bool]]) -> list[str]:
+def make(key: str, org_id: str, text: str, regions: Iterable[tuple[int, int, str, bool]],
+         subject: tuple[int, int] | None = None) -> list[str]:
     """The tags of ``text``'s masked ``regions`` (``pii.policy.merge``: start, end, type,
-    certain), in their order; none without a key."""
+    certain), in their order; a name overlapping ``subject`` (the subject phrase's extent in
+    ``text``) is marked. None without a key."""
     if not key:
         return []
-    secret = org_key(key, org_id)
-    return [tag(secret, etype, text[start:end]) for start, end, etype, _ in regions]
+    secret, kid = org_key(key, org_id), key_id(key)
+    tags = []
+    for start, end, etype, _ in regions:
+        message = f"{etype}\x00{normalise(etype, text[start:end])}".encode("utf-8")
+        tag = f"{etype}:{kid}:{hmac.new(secret, message, hashlib.sha256).hexdigest()[:_TAG_HEX]}"
+        in_subject = subject is not None and etype in SUBJECT_TYPES and start < subject[1] and subject[0] < end
+        tags.append(f"{tag}:{SUBJECT_MARK}" if in_subject else tag)
+    return tags
+
+
+def _parts(tag: str) -> tuple[str, str, str, bool]:
+    """(type, key id, value, in the subject); a tag of another shape has no key id."""
+    parts = tag.split(":")
+    if len(parts) < 3:
+        return parts[0], "", parts[-1], False
+    return parts[0], parts[1], parts[2], parts[3:] == [SUBJECT_MARK]
 
 
 def types(tags: Sequence[str]) -> list[str]:
@@ -63,16 +92,19 @@ def types(tags: Sequence[str]) -> list[str]:
 
 
 def relation(a: Sequence[str] | None, b: Sequence[str] | None) -> str | None:
-    """How the redacted values of two statements compare, when it can be told: both tagged,
-    with placeholders of the same types in the same order. ``same`` (every value equal),
-    ``different_people`` (a name differs: two people, so two facts), ``different_values``
-    (names equal, another value differs); None when it cannot be told."""
+    """How the redacted values of two statements compare, when it can be told: both tagged
+    under one key, with placeholders of the same types in the same order. ``same`` (every
+    value equal), ``different_people`` (a name in the subject of both differs: two people,
+    so two facts), ``different_values`` (another value differs); None when it cannot be told."""
     if not a or not b or types(a) != types(b):
         return None
-    differing = [x.partition(":")[0] for x, y in zip(a, b) if x != y]
+    pa, pb = [_parts(t) for t in a], [_parts(t) for t in b]
+    if len({kid for _, kid, _, _ in pa + pb}) != 1 or not pa[0][1]:
+        return None
+    differing = [(x, y) for x, y in zip(pa, pb) if x[2] != y[2]]
     if not differing:
         return "same"
-    return "different_people" if SUBJECT_TYPES.intersection(differing) else "different_values"
+    return "different_people" if any(x[3] and y[3] for x, y in differing) else "different_values"
 
 
 def attach(tokens: Sequence[str], tags: Sequence[str]) -> list[str] | None:
@@ -83,9 +115,14 @@ def attach(tokens: Sequence[str], tags: Sequence[str]) -> list[str] | None:
     if not holders or holders != types(tags):
         return None
     given = iter(tags)
-    return [f"{t}{_TAGGED}{next(given).partition(':')[2]}" if _PLACEHOLDER.match(t) else t for t in tokens]
+    return [f"{t}{_TAGGED}{_parts(next(given))[2]}" if _PLACEHOLDER.match(t) else t for t in tokens]
+
+
+def tagged(token: str) -> bool:
+    """A placeholder token that carries its value's tag."""
+    return _TAGGED in token
 
 
 def same_type(a: str, b: str) -> bool:
     """Two tagged placeholder tokens of one type (two values of one kind)."""
-    return _TAGGED in a and _TAGGED in b and a.partition(_TAGGED)[0] == b.partition(_TAGGED)[0]
+    return tagged(a) and tagged(b) and a.partition(_TAGGED)[0] == b.partition(_TAGGED)[0]

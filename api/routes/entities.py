@@ -114,7 +114,7 @@ async def create_entity(request: Request, key: ApiKey = Depends(authenticate)) -
     body = parse_model(EntityIn, await request.body())
     state = api_state(request)
     view = await _call(request, entities.create, state.engine, key.org_id, body.name, body.kind, body.aliases,
-                       state.settings.entity_similarity_threshold, f"api_key:{key.id}",
+                       state.settings.entity_fuzzy_threshold, f"api_key:{key.id}",
                        lambda: shared_redactor(state.settings))
     return JSONResponse(view, status_code=201)
 

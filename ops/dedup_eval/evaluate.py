@@ -46,6 +46,7 @@ class Scored:
     lexical: float | None
     same_fingerprint: bool
     different_records: bool
+    small_edits: bool
 
 
 def dev_pairs() -> list[Pair]:
@@ -65,6 +66,7 @@ def score(pairs: list[Pair]) -> list[Scored]:
 
     from ibex_worker import identifiers, lexical
     from ibex_worker.config import Settings
+    from ibex_worker.conflict_rules import edits, verdicts
     from ibex_worker.runtime import load_embedder
 
     embedder = load_embedder(Settings(environment="test"))
@@ -72,7 +74,8 @@ def score(pairs: list[Pair]) -> list[Scored]:
     vb = np.asarray(embedder.embed_many([p.b for p in pairs]))
     return [Scored(p, float(va[i] @ vb[i]), lexical.similarity(p.a, p.b),
                    lexical.fingerprint(p.a) == lexical.fingerprint(p.b),
-                   bool(identifiers.distinct_records(identifiers.find(p.a), identifiers.find(p.b))))
+                   bool(identifiers.distinct_records(identifiers.find(p.a), identifiers.find(p.b))),
+                   edits.small_edits_only(verdicts.tokens(p.a), verdicts.tokens(p.b)))
             for i, p in enumerate(pairs)]
 
 
@@ -86,7 +89,7 @@ def linked(s: Scored, signal: str, embedding_threshold: float, lexical_threshold
     by_embedding = s.embedding > embedding_threshold
     if signal == "embedding, before":
         return by_embedding
-    by_lexical = s.same_fingerprint or (s.lexical is not None and s.lexical >= lexical_threshold)
+    by_lexical = s.same_fingerprint or s.small_edits or (s.lexical is not None and s.lexical >= lexical_threshold)
     fired = {"embedding": by_embedding, "lexical": by_lexical, "combined": by_embedding or by_lexical}[signal]
     return fired and not s.different_records
 
@@ -192,8 +195,9 @@ def _page(lines: list[str], emb: float, lex: float, chosen: float) -> str:
         f"Written by `make dedup-eval` on {time.strftime('%Y-%m-%d')}; embedding model "
         f"{v.get('embedding_model', 'all-MiniLM-L6-v2')} (ONNX Runtime, the default backend), embedding threshold "
         f"{emb:.2f} (strictly above), lexical threshold {lex:.2f} (trigram Jaccard, at or above; chosen on dev: "
-        f"{chosen:.2f}). A pair is linked by the lexical signal when its similarity reaches the threshold or "
-        "both texts have the same word-set fingerprint.", "",
+        f"{chosen:.2f}). A pair is linked by the lexical signal when its similarity reaches the threshold, "
+        "both texts have the same word-set fingerprint, or they have the same words apart from at most three "
+        "misspellings or British/American spellings (`conflict_rules.edits`, the rules' own test).", "",
         "Labels: `same` (one memory said twice), `competing` (the same attribute with another value, which must "
         "be linked for conflict detection to decide it), `distinct` (must not be linked). Precision counts a link "
         "as correct on `same` and `competing` pairs. The held-out split was written by hand and never used to "

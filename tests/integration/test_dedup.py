@@ -114,6 +114,29 @@ def test_a_typo_the_embedding_misses_is_linked_by_the_lexical_signal(engine, pro
     assert elsewhere["result"]["near_duplicates"] == []
 
 
+# Measured: embedding 0.716, trigram similarity 0.778, two misspelt words, 13 of 16 bands
+# shared (so the store proposes it); the control with another noun ("letters"): embedding
+# 0.894, trigram 0.778, a real word replaced.
+TYPOS_NEW = "The couirer collects returned parcels from receptoin every Tuesday."
+OTHER_NOUN = "The courier collects returned letters from reception every Tuesday."
+
+
+def test_misspellings_both_scores_miss_are_linked_by_the_same_words_and_another_word_is_not(
+        engine, producer, settings, pipeline):
+    org, agent = new_scope(), new_scope("agent")
+    older = submit_and_wait(engine, producer, settings, memory(org, agent, TYPO_OLD))
+    newer = submit_and_wait(engine, producer, settings, memory(org, agent, TYPOS_NEW))
+    other = submit_and_wait(engine, producer, settings, memory(org, agent, OTHER_NOUN))
+
+    assert [n["memory_id"] for n in newer["result"]["near_duplicates"]] == [older["memory_id"]]
+    [link] = query(engine, "SELECT * FROM memory_relationships WHERE org_id = :o AND source_memory_id = :s",
+                   o=org, s=newer["memory_id"])
+    signals = link.evidence["signals"]
+    assert signals["embedding"]["fired"] is False and signals["lexical"]["fired"] is False
+    assert signals["fingerprint"] == {"same": False} and signals["small_edits"] == {"same_words": True}
+    assert other["result"]["near_duplicates"] == []
+
+
 def test_the_backfill_fills_memories_stored_before_the_lexical_signal_and_a_rerun_finds_nothing(
         infra, engine, producer, settings, pipeline):
     import json

@@ -321,3 +321,39 @@ def test_as_a_tenant_the_app_login_sees_and_writes_only_its_orgs_entities(api, m
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             with conn.transaction():
                 conn.execute("UPDATE entities SET name = 'renamed'")
+
+
+def test_a_misspelt_subject_converges_on_its_entity_and_its_spelling_becomes_an_alias(api, make_key, pipeline):
+    """ADR-025 rule 4: exactly one entity one misspelt word away, in a name of six characters
+    or more, is the entity; the spelling is added to its aliases (rule 6)."""
+    org, agent = new_scope(), new_scope("agent")
+    with api.client(make_key(org)) as client:
+        first = _write(client, org, agent, "The Atlas support contract renews every September.")
+        entity = _decision(client, first["job_id"], "persist")["subject_entity"]
+        typo = _write(client, org, agent, "The Atlas suport contract includes phone support.")
+        assert _decision(client, typo["job_id"], "persist")["subject_entity"] == entity
+        view = client.get(f"/v1/entities/{entity}").json()
+        assert view["name"] == "atlas support contract", "a canonical name is never rewritten"
+        assert [(a["key"], a["created_by"]) for a in view["aliases"]] == [("atlas suport contract", "system:pipeline")]
+        assert (view["memories"], view["possibly_same_as"]) == (2, [])
+
+
+def test_a_name_one_typo_from_two_entities_or_with_fuzzy_matching_off_converges_on_none(engine):
+    from ibex_worker.db import tenant_tx
+    from ibex_worker.pipeline import entities
+    from ibex_worker.store import entities as store
+
+    org = new_scope()
+    with tenant_tx(engine, org) as conn:
+        first = entities.resolve_or_create(conn, org, "zorbax gateway", 0.6)
+        second = entities.resolve_or_create(conn, org, "zorbox gatewey", 0.6)  # two words apart: another
+        assert (first.rule, second.rule) == ("new", "new") and first.entity_id != second.entity_id
+        between = entities.resolve_or_create(conn, org, "zorbox gateway", 0.6)  # one typo from each
+        assert between.rule == "new" and between.entity_id not in (first.entity_id, second.entity_id)
+        off = entities.resolve_or_create(conn, org, "zorbax gatewai", None)  # fuzzy matching off
+        assert (off.rule, off.possibly_same_as) == ("new", [])
+        assert entities.resolve(conn, org, "zorbax gateeway", fuzzy=False) is None
+        typo = entities.resolve_or_create(conn, org, "zorbax gateeway", 0.6)
+        assert (typo.rule, typo.entity_id) == ("typo", first.entity_id)
+        assert [a.key for a in store.aliases(conn, org, first.entity_id)] == ["zorbax gateeway"]
+        assert entities.resolve(conn, org, "zorbax gateeway").rule == "alias"

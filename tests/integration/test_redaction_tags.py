@@ -40,6 +40,7 @@ def test_one_sentence_about_two_people_is_two_memories_and_about_one_person_twic
     assert first.content == second.content == "Call [PERSON] back about the refund."
     assert first.content_hash != second.content_hash
     assert [t.partition(":")[0] for t in first.redaction_tags] == ["PERSON"]
+    assert first.redaction_tags[0].endswith(":s")  # the name is the imperative's first noun phrase
     assert first.redaction_tags != second.redaction_tags
     for tag in (*first.redaction_tags, *second.redaction_tags):
         assert not any(part in tag.lower() for part in ("maria", "lopez", "james", "whitfield"))
@@ -65,6 +66,25 @@ def test_another_persons_deadline_is_left_out_and_the_same_persons_moved_deadlin
     assert stored(engine, moved["memory_id"]).content == GUIDE.format(name="[PERSON]", day="Friday")
     shown = service.get_escalation(engine, org, escalation_id)
     assert (shown["memory_id"], shown["candidate_id"]) == (moved["memory_id"], maria["memory_id"])
+    assert (shown["outcome"], [d["details"]["rule"] for d in shown["decisions"]]) == \
+        ("contradicts", ["different_values"])
+
+
+def test_another_name_outside_the_subject_is_another_value_linked_and_decided(infra, engine, producer, settings,
+                                                                              pipeline):
+    org, agent = new_scope(), new_scope("agent")
+    poller = start_poller(infra, f"tags-value-{org}", org=org)
+    try:
+        first = write(engine, producer, settings, org, agent, "The user's manager is Maria Lopez.")
+        second = write(engine, producer, settings, org, agent, "The user's manager is James Whitfield.")
+        assert [n["memory_id"] for n in second["result"]["near_duplicates"]] == [first["memory_id"]]
+        [escalation_id] = second["result"]["escalations"]
+        wait_until(settled(engine, org, 1))
+    finally:
+        poller.stop()
+
+    assert not stored(engine, first["memory_id"]).redaction_tags[0].endswith(":s")
+    shown = service.get_escalation(engine, org, escalation_id)
     assert (shown["outcome"], [d["details"]["rule"] for d in shown["decisions"]]) == \
         ("contradicts", ["different_values"])
 

@@ -114,6 +114,22 @@ def test_undoing_a_supersession_makes_the_older_memory_active_again(api, make_ke
         assert searchable == corpus  # searchable again for the writes that check the corpus since
 
 
+def test_undoing_a_supersession_the_pipeline_decided_on_overlapping_facts_reopens_the_older_interval(
+        api, make_key, engine, pipeline):
+    org, agent = new_scope(), new_scope("agent")
+    with api.client(make_key(org)) as client:
+        older = _write(client, org, agent, "The user prefers Python for data work.", valid_from=JAN)
+        newer = _write(client, org, agent, "The user prefers Go for data work.", valid_from=JUN)
+        assert newer["supersedes"] == [older["memory_id"]]
+        assert client.get(f"/v1/memories/{older['memory_id']}").json()["valid_until"].startswith("2024-06-01")
+
+        removed = client.delete(f"/v1/memories/{older['memory_id']}/relationships/{newer['memory_id']}",
+                                params={"type": "supersedes"})
+        assert removed.status_code == 204, removed.text
+        view = client.get(f"/v1/memories/{older['memory_id']}").json()
+        assert (view["status"], view["valid_until"]) == ("active", None)
+
+
 @pytest.mark.parametrize(("params", "body", "field"), [
     pytest.param({}, None, "type", id="no type"),
     pytest.param({"type": "similar_to"}, None, "type", id="an unknown type"),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from ibex_worker.entity_keys import key, resembles, similarity, subject_name
+from ibex_worker.entity_keys import key, one_typo_apart, resembles, similarity, subject_name
 
 
 @pytest.mark.parametrize(("name", "expected"), [
@@ -62,3 +62,22 @@ def test_similarity_is_symmetric_and_one_for_the_same_key():
 ])
 def test_a_subject_key_names_an_entity_only_without_placeholders(subject_key, expected):
     assert subject_name(subject_key) == expected
+
+
+@pytest.mark.parametrize(("a", "b", "expected"), [
+    ("atlas support contract", "atlas suport contract", True),
+    ("atlas support contract", "atlas support contarct", True),
+    ("colour scheme", "color scheme", True),
+    ("server a", "server b", False),            # a one-letter word is another word, not a typo
+    ("kiel office", "kiev office", False),      # two real names
+    ("cold storage", "gold storage", False),    # two dictionary words
+    ("port 8080 rule", "port 8081 rule", False),
+    ("c++", "c#", False),
+    ("zorbax", "zorbix", True),
+    ("zorba", "zorbi", False),                  # under six characters
+    ("atlas suport contrac", "atlas support contract", False),  # two words differ
+    ("atlas support contract", "atlas support contract", False),
+])
+def test_one_typo_apart(a, b, expected):
+    assert one_typo_apart(a, b) is expected
+    assert one_typo_apart(b, a) is expected

@@ -21,8 +21,8 @@ def tags_of(text: str, spans: list[tuple[str, str]], org: str = "org-a", key: st
 
 def test_a_tag_names_its_type_and_never_holds_the_value():
     _, (tag,) = tags_of("Call Maria Lopez today.", [("PERSON", "Maria Lopez")])
-    kind, _, digest = tag.partition(":")
-    assert kind == "PERSON" and len(digest) == 16 and int(digest, 16) >= 0
+    kind, kid, digest = tag.split(":")
+    assert kind == "PERSON" and len(kid) == 4 and len(digest) == 16 and int(digest, 16) >= 0
     assert "maria" not in tag.lower() and "lopez" not in tag.lower()
 
 
@@ -39,7 +39,7 @@ def test_tags_differ_by_value_by_org_by_key_and_by_type():
     assert tags_of("Call James today.", [("PERSON", "James")])[1] != maria
     assert tags_of("Call Maria today.", [("PERSON", "Maria")], org="org-b")[1] != maria
     assert tags_of("Call Maria today.", [("PERSON", "Maria")], key="j" * 40)[1] != maria
-    assert tags_of("Call Maria today.", [("LOCATION", "Maria")])[1][0].partition(":")[2] != maria[0].partition(":")[2]
+    assert tags_of("Call Maria today.", [("LOCATION", "Maria")])[1][0].split(":")[2] != maria[0].split(":")[2]
 
 
 def test_no_key_makes_no_tags():
@@ -53,51 +53,89 @@ def test_tags_follow_the_placeholders_in_order():
     assert redaction_tags.types(tags) == ["PERSON", "PHONE_NUMBER"]
 
 
+def t(etype: str, value: str, subject: bool = False, kid: str = "k1") -> str:
+    """A tag of the stored shape, with a readable value part."""
+    return f"{etype}:{kid}:{value}" + (":s" if subject else "")
+
+
 @pytest.mark.parametrize(("a", "b", "expected"), [
-    (["PERSON:1", "PHONE_NUMBER:2"], ["PERSON:1", "PHONE_NUMBER:2"], "same"),
-    (["PERSON:1", "PHONE_NUMBER:2"], ["PERSON:9", "PHONE_NUMBER:2"], "different_people"),
-    (["PERSON:1", "PHONE_NUMBER:2"], ["PERSON:1", "PHONE_NUMBER:9"], "different_values"),
-    (["PERSON:1", "PHONE_NUMBER:2"], ["PERSON:9", "PHONE_NUMBER:9"], "different_people"),
-    (["PERSON:1"], ["PERSON:1", "PHONE_NUMBER:2"], None),
-    (["PERSON:1", "PHONE_NUMBER:2"], ["PHONE_NUMBER:2", "PERSON:1"], None),
-    ([], ["PERSON:1"], None),
-    (None, ["PERSON:1"], None),
+    ([t("PERSON", "1", True), t("PHONE_NUMBER", "2")], [t("PERSON", "1", True), t("PHONE_NUMBER", "2")], "same"),
+    ([t("PERSON", "1", True), t("PHONE_NUMBER", "2")], [t("PERSON", "9", True), t("PHONE_NUMBER", "2")],
+     "different_people"),
+    ([t("PERSON", "1", True), t("PHONE_NUMBER", "2")], [t("PERSON", "1", True), t("PHONE_NUMBER", "9")],
+     "different_values"),
+    ([t("PERSON", "1", True), t("PHONE_NUMBER", "2")], [t("PERSON", "9", True), t("PHONE_NUMBER", "9")],
+     "different_people"),
+    ([t("PERSON", "1")], [t("PERSON", "9")], "different_values"),
+    ([t("PERSON", "1", True)], [t("PERSON", "9")], "different_values"),
+    ([t("PERSON", "1")], [t("PERSON", "1", kid="k2")], None),
+    ([t("PERSON", "1")], [t("PERSON", "1"), t("PHONE_NUMBER", "2")], None),
+    ([t("PERSON", "1"), t("PHONE_NUMBER", "2")], [t("PHONE_NUMBER", "2"), t("PERSON", "1")], None),
+    (["PERSON:1"], ["PERSON:1"], None),
+    ([], [t("PERSON", "1")], None),
+    (None, [t("PERSON", "1")], None),
 ])
 def test_relation(a, b, expected):
     assert redaction_tags.relation(a, b) == expected
 
 
+def test_only_a_name_in_the_subject_phrase_is_marked_as_the_subject():
+    text = "The guide for Maria Lopez is due; ask Omar Haddad."
+    regions = [(14, 25, "PERSON", True), (38, 49, "PERSON", True)]
+    plain = redaction_tags.make(KEY, "org-a", text, regions)
+    marked = redaction_tags.make(KEY, "org-a", text, regions, subject=(0, 25))
+    assert [tag.endswith(":s") for tag in plain] == [False, False]
+    assert [tag.endswith(":s") for tag in marked] == [True, False]
+    assert [tag.removesuffix(":s") for tag in marked] == plain
+
+
+@pytest.mark.parametrize(("etype", "a", "b", "equal"), [
+    ("EMAIL_ADDRESS", "Jane.Doe@Example.com", "jane.doe@example.com", True),
+    ("EMAIL_ADDRESS", "jane.doe@example.com", "jane_doe@example.com", False),
+    ("EMAIL_ADDRESS", "jane.doe@example.com", "jane-doe@example.com", False),
+    ("IP_ADDRESS", "10.0.0.1", "10.0.01", False),
+    ("CRYPTO", "1BoatSLRHtKNngkdXEeobR76b53LETtpyT", "1boatslrhtknngkdxeeobr76b53lettpyt", False),
+    ("PERSON", "O'Brien, Pat", "o brien pat", True),
+    ("PHONE_NUMBER", "+44 (20) 7946-0958", "+442079460958", True),
+])
+def test_values_are_normalised_by_their_type(etype, a, b, equal):
+    assert (redaction_tags.normalise(etype, a) == redaction_tags.normalise(etype, b)) is equal
+
+
 def test_attach_needs_one_tag_per_placeholder_of_its_type():
     toks = tokens("Call [PERSON] on [PHONE_NUMBER?].")
-    assert redaction_tags.attach(toks, ["PERSON:ab", "PHONE_NUMBER:cd"]) == ["call", "[person]#ab", "on",
-                                                                             "[phone_number?]#cd"]
-    assert redaction_tags.attach(toks, ["PERSON:ab"]) is None
-    assert redaction_tags.attach(toks, ["PHONE_NUMBER:cd", "PERSON:ab"]) is None
+    tags = [t("PERSON", "ab", True), t("PHONE_NUMBER", "cd")]
+    assert redaction_tags.attach(toks, tags) == ["call", "[person]#ab", "on", "[phone_number?]#cd"]
+    assert redaction_tags.attach(toks, tags[:1]) is None
+    assert redaction_tags.attach(toks, tags[::-1]) is None
     assert redaction_tags.attach(tokens("Call Maria."), []) is None
 
 
 GUIDE = "The onboarding guide for [PERSON] is due on {day}, {date} March."
+CLIENT, OTHER_CLIENT = t("PERSON", "1", True), t("PERSON", "2", True)
 
 
 @pytest.mark.parametrize(("a", "tags_a", "b", "tags_b", "outcome", "rule"), [
-    (GUIDE.format(day="Monday", date=3), ["PERSON:1"], GUIDE.format(day="Friday", date=7), ["PERSON:1"],
+    (GUIDE.format(day="Monday", date=3), [CLIENT], GUIDE.format(day="Friday", date=7), [CLIENT],
      "contradicts", "different_values"),
-    (GUIDE.format(day="Monday", date=3), ["PERSON:1"], GUIDE.format(day="Friday", date=7), ["PERSON:2"],
+    (GUIDE.format(day="Monday", date=3), [CLIENT], GUIDE.format(day="Friday", date=7), [OTHER_CLIENT],
      "compatible", "different_people"),
-    (GUIDE.format(day="Monday", date=3), ["PERSON:1"], GUIDE.format(day="Friday", date=7), [],
+    (GUIDE.format(day="Monday", date=3), [CLIENT], GUIDE.format(day="Friday", date=7), [],
      "needs_review", "redacted_values_unknown"),
-    ("Call [PERSON] before 9am.", ["PERSON:1"], "Call [PERSON] before 10am.", ["PERSON:1"],
-     "contradicts", "different_numbers"),
-    ("[PERSON] is available.", ["PERSON:1"], "[PERSON] is not available.", ["PERSON:1"],
-     "contradicts", "negation_flip"),
-    ("Write to [EMAIL_ADDRESS] for access.", ["EMAIL_ADDRESS:1"], "Write to [EMAIL_ADDRESS] for access!",
-     ["EMAIL_ADDRESS:1"], "compatible", "same_statement"),
-    ("Write to [EMAIL_ADDRESS] for access.", ["EMAIL_ADDRESS:1"], "Write to [EMAIL_ADDRESS] for access.",
-     ["EMAIL_ADDRESS:2"], "contradicts", "different_values"),
-    ("[PERSON] can be reached on [PHONE_NUMBER].", ["PERSON:1", "PHONE_NUMBER:1"],
-     "[PERSON] can be reached on [PHONE_NUMBER].", ["PERSON:1", "PHONE_NUMBER:2"], "contradicts", "different_values"),
-    ("Email [EMAIL_ADDRESS] about [PERSON].", ["EMAIL_ADDRESS:1", "PERSON:1"],
-     "Email [EMAIL_ADDRESS] about [PERSON].", ["EMAIL_ADDRESS:1", "PHONE_NUMBER:1"],
+    ("Call [PERSON] before 9am.", [CLIENT], "Call [PERSON] before 10am.", [CLIENT], "contradicts", "different_numbers"),
+    ("[PERSON] is available.", [CLIENT], "[PERSON] is not available.", [CLIENT], "contradicts", "negation_flip"),
+    ("The user's manager is [PERSON].", [t("PERSON", "1")], "The user's manager is [PERSON].", [t("PERSON", "2")],
+     "contradicts", "different_values"),
+    ("Write to [EMAIL_ADDRESS] for access.", [t("EMAIL_ADDRESS", "1")], "Write to [EMAIL_ADDRESS] for access!",
+     [t("EMAIL_ADDRESS", "1")], "compatible", "same_statement"),
+    ("Write to [EMAIL_ADDRESS] for access.", [t("EMAIL_ADDRESS", "1")], "Write to [EMAIL_ADDRESS] for access.",
+     [t("EMAIL_ADDRESS", "2")], "contradicts", "different_values"),
+    ("[PERSON] can be reached on [PHONE_NUMBER].", [CLIENT, t("PHONE_NUMBER", "1")],
+     "[PERSON] can be reached on [PHONE_NUMBER].", [CLIENT, t("PHONE_NUMBER", "2")], "contradicts", "different_values"),
+    ("Email [EMAIL_ADDRESS] about [PERSON].", [t("EMAIL_ADDRESS", "1"), t("PERSON", "1")],
+     "Email [EMAIL_ADDRESS] about [PERSON].", [t("EMAIL_ADDRESS", "1"), t("PHONE_NUMBER", "1")],
+     "needs_review", "redacted_values_unknown"),
+    ("Call [PERSON] today.", [t("PERSON", "1")], "Call [PERSON] today.", [t("PERSON", "1", kid="k2")],
      "needs_review", "redacted_values_unknown"),
     ("The producer wrote [PERSON] itself.", [], "The producer wrote [PERSON] itself.", [],
      "needs_review", "redacted_values_unknown"),
@@ -108,13 +146,32 @@ def test_the_rules_read_placeholders_through_their_tags(a, tags_a, b, tags_b, ou
     assert rules_verdict(b, a, tags_b, tags_a).outcome == outcome  # symmetric
 
 
+def test_a_later_value_never_hides_a_second_changed_value_behind_a_placeholder():
+    from datetime import datetime, timezone
+
+    from ibex_worker.conflict_rules.verdicts import ConflictPair, MemoryFact, RulesClassifier
+
+    jan, mar = datetime(2024, 1, 1, tzinfo=timezone.utc), datetime(2024, 3, 1, tzinfo=timezone.utc)
+
+    def fact(memory_id, content, start, phone):
+        return MemoryFact(memory_id, content, start, None, "user|take", start, None, (t("PHONE_NUMBER", phone),))
+
+    both = ConflictPair(fact("1", "The user takes calls at [PHONE_NUMBER] on weekdays.", jan, "a"),
+                        fact("2", "The user takes calls at [PHONE_NUMBER] on holidays.", mar, "b"), None, "x")
+    one = ConflictPair(fact("1", "The user takes calls at [PHONE_NUMBER] on weekdays.", jan, "a"),
+                       fact("2", "The user takes calls at [PHONE_NUMBER] on holidays.", mar, "a"), None, "x")
+    assert RulesClassifier().classify(both).outcome == "needs_review"
+    assert (RulesClassifier().classify(one).outcome, RulesClassifier().classify(one).rule) == ("supersedes",
+                                                                                                "later_value")
+
+
 def test_a_model_classifier_is_never_sent_the_tags():
     from datetime import datetime, timezone
 
     from ibex_worker.escalations.classifiers import ConflictPair, MemoryFact, build_request
 
     at = datetime(2024, 1, 1, tzinfo=timezone.utc)
-    older = MemoryFact("1", "Call [PERSON] on Monday.", None, None, None, at, None, ("PERSON:0123456789abcdef",))
-    newer = MemoryFact("2", "Call [PERSON] on Friday.", None, None, None, at, None, ("PERSON:fedcba9876543210",))
+    older = MemoryFact("1", "Call [PERSON] on Monday.", None, None, None, at, None, ("PERSON:k1:0123456789abcdef",))
+    newer = MemoryFact("2", "Call [PERSON] on Friday.", None, None, None, at, None, ("PERSON:k1:fedcba9876543210",))
     body = str(build_request("m", ConflictPair(older, newer, 0.95, "missing_valid_from")))
     assert "0123456789abcdef" not in body and "fedcba9876543210" not in body

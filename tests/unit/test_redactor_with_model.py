@@ -165,6 +165,18 @@ def test_a_facts_aspect_is_its_for_phrase_and_never_a_redacted_value(redactor, t
         assert variant.subject_aspect == expected[1], "the aspect is as case-stable as the placeholders"
 
 
+@pytest.mark.parametrize("text, subject", [
+    ("The user's manager is Maria Lopez.", "The user's manager"),
+    ("Maria Lopez asked to be called back on Monday.", "Maria Lopez"),
+    ("Call Maria Lopez back about the refund.", "Maria Lopez"),
+    ("The data retention policy for Maria Lopez is due on Monday.", "The data retention policy for Maria Lopez"),
+    ("  The data retention policy for MARIA LOPEZ is due on Monday.", "The data retention policy for MARIA LOPEZ"),
+])
+def test_the_subject_phrase_is_found_in_the_original_text(redactor, text, subject):
+    span = _one(redactor, text).subject_span
+    assert span is not None and text[span[0]:span[1]] == subject
+
+
 @pytest.mark.parametrize("text, expected", [
     ("Sent the RSVP for Chen Jiahui and her husband Liang.", "Sent the RSVP for [PERSON] and her husband [PERSON]."),
     ("Harrison said the Ford needs a new clutch.", "[PERSON] said the Ford needs a new clutch."),

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ibex_worker.adapters.subjects import aspect_from_doc, subject_key_from_doc
+from ibex_worker.adapters.subjects import aspect_from_doc, subject_extent, subject_key_from_doc
 from ibex_worker.pii.casing import View, canonical_view
 from ibex_worker.pii.name_model import NameModel, shipped_model
 from ibex_worker.pii.policy import (Decision, Finding, RedactionPolicy, apply_placeholders, build_report,
@@ -38,6 +38,7 @@ class RedactionOutcome:
     subject_key: str | None
     report: dict[str, Any] = field(default_factory=dict)
     subject_aspect: str | None = None  # the fact's "for" phrase (adapters.subjects)
+    subject_span: tuple[int, int] | None = None  # the subject phrase, original coordinates
 
     @property
     def quarantined(self) -> bool:
@@ -118,6 +119,7 @@ class PresidioRedactor:
             subject_key=subject_key_from_doc(artifacts.tokens, [*decision.redact, *decision.mask]),
             report=build_report(findings, original, self.policy, self.name),
             subject_aspect=aspect_from_doc(artifacts.tokens, [*decision.redact, *decision.mask]),
+            subject_span=_original_span(view, subject_extent(artifacts.tokens)),
         )
 
 
@@ -141,6 +143,10 @@ def _finding(result: Any) -> Finding:
 def _shift(view: View, finding: Finding) -> Finding:
     start, end = view.to_original(finding.start, finding.end)
     return Finding(finding.entity_type, start, end, finding.score, finding.recognizer)
+
+
+def _original_span(view: View, span: tuple[int, int] | None) -> tuple[int, int] | None:
+    return view.to_original(*span) if span is not None and span[1] > span[0] else None
 
 
 def to_original(view: View, decision: Decision) -> Decision:

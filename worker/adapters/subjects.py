@@ -25,6 +25,7 @@ _MODIFIER_DEPS = {"compound", "amod", "nmod", "poss"}
 _NOT_NOMINAL = {"VERB", "AUX"}
 _OBJECT_DEPS = {"dobj", "xcomp", "attr", "acomp", "oprd"}
 _ASPECT_PREPOSITIONS = {"for"}
+_AUX_DEPS = {"aux", "auxpass", "neg"}
 
 
 class _Span(Protocol):
@@ -44,6 +45,28 @@ def subject_key_from_doc(doc: Any, redacted: Sequence[_Span]) -> str | None:
     if not words and not predicate:
         return None
     return f"{' '.join(words)}|{predicate}"
+
+
+def subject_extent(doc: Any) -> tuple[int, int] | None:
+    """Where the first sentence's subject phrase lies, in the parsed text: from the start of
+    its subject's subtree up to its verb, so that a phrase the parser hung on the verb but
+    written before it counts ("The retention policy for Maria is due"); for a sentence
+    without a subject, its first noun chunk ("Call Maria back"); None when there is neither."""
+    sentences = list(doc.sents)
+    if not sentences:
+        return None
+    root = _predicate(sentences[0].root)
+    head = _subject_of(root)
+    if head is None or head.pos_ in _NOT_NOMINAL:
+        chunk = next(iter(sentences[0].noun_chunks), None)
+        return (chunk.start_char, chunk.end_char) if chunk is not None else None
+    end = head.right_edge.idx + len(head.right_edge.text)
+    verbs = [t for t in (root, *root.children) if t.i > head.right_edge.i and (t is root or t.dep_ in _AUX_DEPS)]
+    if verbs:
+        verb = min(verbs, key=lambda t: t.i)
+        before = doc[verb.i - 1]
+        end = max(end, before.idx + len(before.text))
+    return head.left_edge.idx, end
 
 
 def _subject_of(verb: Any) -> Any:

@@ -155,8 +155,9 @@ def rules_verdict(a: str, b: str, tags_a: Sequence[str] = (), tags_b: Sequence[s
 
 
 def _fixed(token: str) -> bool:
-    """A token a replaced value may not hold: a negation, a placeholder or a number."""
-    return token in _NEGATIONS or bool(_PLACEHOLDER.match(token) or _NUMBER.match(token))
+    """A token a replaced value may not hold: a negation, a placeholder (tagged or not) or a
+    number."""
+    return token in _NEGATIONS or redaction_tags.tagged(token) or bool(_PLACEHOLDER.match(token) or _NUMBER.match(token))
 
 
 def replaced_later(pair: ConflictPair) -> bool:
@@ -191,6 +192,12 @@ def _number_slots_align(a: list[str], b: list[str]) -> bool:
             and all(bool(_NUMBER.match(x)) == bool(_NUMBER.match(y)) for x, y in zip(a, b)))
 
 
+def _words(fact: MemoryFact) -> list[str]:
+    """The fact's tokens, placeholders carrying their tags when they can."""
+    plain = tokens(fact.content)
+    return redaction_tags.attach(plain, fact.redaction_tags) or plain
+
+
 class RulesClassifier:
     """Deterministic and explainable; never calls a model and never guesses."""
 
@@ -215,7 +222,7 @@ class RulesClassifier:
             return Verdict("supersedes", f"{verdict.reason} The newer one starts later and is about the same "
                                          "subject: it replaces the older one from its start.",
                            f"later_{verdict.rule}")
-        older, newer = tokens(pair.older.content), tokens(pair.newer.content)
+        older, newer = _words(pair.older), _words(pair.newer)
         if verdict.rule == "no_rule" and edits.one_value_replaced(older, newer, _fixed):
             return Verdict("supersedes", "The newer statement, which starts later, is the older one with one value "
                                          "replaced, about the same subject and aspect: it replaces the older one "

@@ -147,11 +147,12 @@ def load_facts(conn: Any, org_id: str, ids: Sequence[str]) -> list[Fact]:
     return [by_id[i] for i in ids if i in by_id]
 
 
-def new_fact(conn: Any, ctx: WriteContext) -> Fact:
+def new_fact(conn: Any, ctx: WriteContext, deps: StageDeps) -> Fact:
     """The new memory's fact; its subject's entity as it resolves now (None for a subject no
     entity has yet: persist creates it)."""
     name = entity_keys.subject_name(ctx.subject_key)
-    resolved = entities.resolve(conn, ctx.org_id, name) if name is not None else None
+    resolved = (entities.resolve(conn, ctx.org_id, name, deps.settings.entity_fuzzy_threshold is not None)
+                if name is not None else None)
     return Fact(ctx.job_id, _time(ctx.request.get("valid_from")), _time(ctx.request.get("valid_until")),
                 ctx.subject_key, resolved.entity_id if resolved is not None else None, ctx.subject_aspect,
                 ctx.content or "", tuple(ctx.redaction_tags))
@@ -190,7 +191,7 @@ def decide(conn: Any, ctx: WriteContext, deps: StageDeps) -> None:
     reason = _skip_reason(ctx, deps)
     if reason is None:
         near = [c["memory_id"] for c in ctx.near_duplicates]
-        new = new_fact(conn, ctx)
+        new = new_fact(conn, ctx, deps)
         aspect = same_aspect_facts(conn, ctx, deps, new, near)
         reason = None if near or aspect else "no_candidates"
     if reason is not None:

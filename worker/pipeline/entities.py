@@ -3,12 +3,18 @@ in this order:
 
 1. to the entity of the same key (``ibex_worker.entity_keys.key``): rule ``normalized``;
 2. to the entity one of whose aliases has that key: rule ``alias``;
-3. otherwise to a new entity. Every other entity whose key resembles the new one (trigram
+3. to the one entity whose key is one typo apart (``entity_keys.one_typo_apart``): rule
+   ``typo``; the spelling becomes an alias of that entity, so it resolves by rule 2 from then
+   on. A name one typo from two entities resolves to neither;
+4. otherwise to a new entity. Every other entity whose key resembles the new one (trigram
    similarity at or above ``IBEX_ENTITY_SIMILARITY_THRESHOLD``) gets a ``possibly_same_as``
    relationship from the new entity, with the similarity and the threshold as evidence:
    rule ``new``. The names stay two entities: nothing merges, and a canonical name is never
    rewritten. A person settles a resemblance by recording an alias
    (``POST /v1/entities/{id}/aliases``), after which that spelling resolves to the entity.
+
+With ``IBEX_ENTITY_FUZZY=false`` (``threshold`` None) only rules 1, 2 and 4 apply, and no
+resemblance is recorded.
 
 The write path resolves a memory's subject (``entity_keys.subject_name``) in its persist
 transaction (``resolve_or_create``); the conflict stage reads it without creating one
@@ -33,6 +39,7 @@ from ibex_worker.store import entities as store
 log = structlog.get_logger("ibex.entities")
 
 PIPELINE = "system:pipeline"
+NO_ENTITY = "00000000-0000-0000-0000-000000000000"  # excludes nothing from a resemblance query
 ALIKE_CANDIDATES = 50
 ATTACH_ATTEMPTS = 3
 
@@ -40,29 +47,42 @@ ATTACH_ATTEMPTS = 3
 @dataclass(frozen=True)
 class Resolution:
     entity_id: str
-    rule: str                                          # normalized, alias or new
+    rule: str                                          # normalized, alias, typo or new
     possibly_same_as: list[dict[str, Any]] = field(default_factory=list)
 
 
-def resolve(conn: Any, org_id: str, name: str) -> Resolution | None:
-    """The entity ``name`` resolves to without creating one, or None."""
-    row = store.by_key(conn, org_id, entity_keys.key(name))
-    return Resolution(str(row.id), row.rule) if row is not None else None
+def resolve(conn: Any, org_id: str, name: str, fuzzy: bool = True) -> Resolution | None:
+    """The entity ``name`` resolves to without creating one, or None; with ``fuzzy``, also
+    by the typo rule."""
+    key = entity_keys.key(name)
+    row = store.by_key(conn, org_id, key)
+    if row is not None:
+        return Resolution(str(row.id), row.rule)
+    if not fuzzy:
+        return None
+    near = [other for other in store.alike(conn, org_id, NO_ENTITY, entity_keys.trigrams(key), ALIKE_CANDIDATES)
+            if entity_keys.one_typo_apart(key, other.key)]
+    return Resolution(str(near[0].id), "typo") if len(near) == 1 else None
 
 
-def resolve_or_create(conn: Any, org_id: str, name: str, threshold: float) -> Resolution:
-    """The entity ``name`` resolves to, created (with its resemblances) when there is none.
-    Another transaction may create the same key meanwhile (then it is read) and a third
-    delete it again (then it is created again); ``TransientError`` when that repeats."""
+def resolve_or_create(conn: Any, org_id: str, name: str, threshold: float | None) -> Resolution:
+    """The entity ``name`` resolves to, created (with its resemblances) when there is none;
+    ``threshold`` None turns fuzzy matching off. A spelling resolved by the typo rule is
+    recorded as an alias. Another transaction may create the same key meanwhile (then it is
+    read) and a third delete it again (then it is created again); ``TransientError`` when that
+    repeats."""
     key = entity_keys.key(name)
     for _ in range(ATTACH_ATTEMPTS):
-        found = resolve(conn, org_id, name)
+        found = resolve(conn, org_id, name, threshold is not None)
+        if found is not None and found.rule == "typo":
+            store.add_alias(conn, org_id, found.entity_id, name, key, PIPELINE)
         if found is not None:
             return found
         row = store.insert(conn, org_id, name, key, "subject", entity_keys.trigrams(key), PIPELINE)
         if row is not None:
-            return Resolution(str(row.id), "new", link_resemblances(conn, org_id, str(row.id), key, threshold,
-                                                                     PIPELINE))
+            links = [] if threshold is None else link_resemblances(conn, org_id, str(row.id), key, threshold,
+                                                                   PIPELINE)
+            return Resolution(str(row.id), "new", links)
     raise TransientError("an entity was created and deleted again while a write resolved it",
                          code="ENTITY_CONTENDED")
 
@@ -79,7 +99,8 @@ def link_resemblances(conn: Any, org_id: str, entity_id: str, key: str, threshol
     return links
 
 
-def attach(conn: Any, org_id: str, memory_id: str, name: str, aspect: str | None, threshold: float) -> Resolution:
+def attach(conn: Any, org_id: str, memory_id: str, name: str, aspect: str | None,
+           threshold: float | None) -> Resolution:
     """Resolve ``name`` (creating the entity when new) and record it on the memory. An entity
     deleted by another transaction between the two (a person, or the erasure of its last
     memory) is resolved again: the memory is never lost to it."""
@@ -102,7 +123,7 @@ def _logged(org_id: str, memory_id: str, resolution: Resolution) -> Resolution:
     return resolution
 
 
-def fill_memory_entities(conn: Any, org_id: str, rows: Sequence[Any], threshold: float) -> int:
+def fill_memory_entities(conn: Any, org_id: str, rows: Sequence[Any], threshold: float | None) -> int:
     """The entity of each ``(id, subject_key)`` row's subject, resolved and recorded (the
     backfill); how many got one."""
     filled = 0

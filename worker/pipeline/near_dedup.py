@@ -2,8 +2,9 @@
 active memories, by two signals: the embedding (``VectorStore.search``, similarity strictly
 greater than the threshold in force: ``min_similarity = threshold`` is requested, then ``>``
 is applied, ADR-0055) and the lexical signal (``ibex_worker.lexical``: trigram similarity at
-or above its threshold, or the same word-set fingerprint; candidates proposed by the store's
-band index). Either signal makes a near duplicate; each candidate carries every signal's
+or above its threshold, or the same word-set fingerprint, or the same words apart from a few
+misspellings or British/American spellings, ``conflict_rules.edits.small_edits_only``;
+candidates proposed by the store's band index). Either signal makes a near duplicate; each candidate carries every signal's
 score, and the link's evidence says which fired.
 
 Guarantees: ``ctx.near_duplicates`` lists candidates of the same org and agent, active,
@@ -20,6 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from ibex_worker import identifiers, lexical, redaction_tags
+from ibex_worker.conflict_rules import edits, verdicts
 from ibex_worker.db import tenant_tx
 from ibex_worker.pipeline.context import StageDeps, WriteContext
 from ibex_worker.store import corpus, memories, relationships
@@ -33,7 +35,9 @@ def find(conn: Any, ctx: WriteContext, deps: StageDeps,
 
     A candidate is a near duplicate when its embedding similarity is strictly above the
     embedding threshold, or its trigram similarity reaches the lexical threshold, or both
-    texts have the same word-set fingerprint; each carries every signal's score. It is left
+    texts have the same word-set fingerprint, or the same words but for misspellings
+    ("stnadup", "Thursadys") and spelling variants, which a short text's trigrams miss;
+    each carries every signal's score. It is left
     out when a person removed the link between these very texts (``unlinked_by_a_person``),
     when both name a kind of record by different identifiers (``different_records``), or
     when their redacted names are different people's (``different_people``)."""
@@ -45,6 +49,7 @@ def find(conn: Any, ctx: WriteContext, deps: StageDeps,
                                      limit=settings.near_duplicate_candidate_limit, since=since)
     embedded = {c.memory_id: c.similarity for c in found if c.similarity > threshold}
     mine = lexical.profile(ctx.content or "", ctx.org_id, ctx.agent_id)
+    words = verdicts.tokens(ctx.content or "")
     proposed = {str(r.id): r for r in lexical_store.candidates(
         conn, ctx.org_id, ctx.agent_id, mine.bands, mine.fingerprint, ctx.embedding, ctx.embedding_model,
         settings.near_duplicate_coarse_candidates, since)}
@@ -56,8 +61,10 @@ def find(conn: Any, ctx: WriteContext, deps: StageDeps,
         similarity = embedded.get(memory_id, getattr(row, "similarity", None))
         lexical_similarity = lexical.similarity(ctx.content or "", row.content)
         same_fingerprint = row.lexical_fingerprint == mine.fingerprint
-        if not ((similarity is not None and similarity > threshold) or same_fingerprint
-                or (lexical_similarity is not None and lexical_similarity >= lexical_threshold)):
+        fired = ((similarity is not None and similarity > threshold) or same_fingerprint
+                 or (lexical_similarity is not None and lexical_similarity >= lexical_threshold))
+        small_edits = edits.small_edits_only(words, verdicts.tokens(row.content))
+        if not (fired or small_edits):
             continue
         if partners is None:
             partners = relationships.unlinked_partners(conn, ctx.org_id, ctx.agent_id, ctx.content_hash)
@@ -70,7 +77,7 @@ def find(conn: Any, ctx: WriteContext, deps: StageDeps,
             left_out.append({"memory_id": memory_id, "why": "different_people"})
         else:
             kept.append({"memory_id": memory_id, "similarity": similarity, "lexical_similarity": lexical_similarity,
-                         "same_fingerprint": same_fingerprint})
+                         "same_fingerprint": same_fingerprint, "small_edits": small_edits})
     kept.sort(key=lambda c: (-max(c["similarity"] or 0.0, c["lexical_similarity"] or 0.0), c["memory_id"]))
     return kept[:settings.near_duplicate_candidate_limit], left_out
 

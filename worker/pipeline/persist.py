@@ -179,7 +179,7 @@ def _resolve_subject(conn: Any, ctx: WriteContext, deps: StageDeps, memory_id: s
     if name is None or status == "quarantined":
         return {}
     resolution = entities.attach(conn, ctx.org_id, memory_id, name, ctx.subject_aspect,
-                                 deps.settings.entity_similarity_threshold)
+                                 deps.settings.entity_fuzzy_threshold)
     return {"subject_entity": resolution.entity_id}
 
 
@@ -206,7 +206,8 @@ def _signals(candidate: dict[str, Any], deps: StageDeps) -> dict[str, Any]:
                           "fired": embedding is not None and embedding > threshold},
             "lexical": {"similarity": lexical_similarity, "threshold": lexical_threshold,
                         "fired": lexical_similarity is not None and lexical_similarity >= lexical_threshold},
-            "fingerprint": {"same": bool(candidate.get("same_fingerprint"))}}
+            "fingerprint": {"same": bool(candidate.get("same_fingerprint"))},
+            "small_edits": {"same_words": bool(candidate.get("small_edits"))}}
 
 
 def _apply_supersessions(conn: Any, ctx: WriteContext, memory_id: str, plan: dict[str, Any]) -> None:
@@ -216,9 +217,12 @@ def _apply_supersessions(conn: Any, ctx: WriteContext, memory_id: str, plan: dic
     subjects, replaced = plan.get("subjects") or {}, plan.get("replaced") or {}
 
     def evidence(other: str) -> dict[str, Any]:
+        """How the supersession was decided; for a closed interval, what it was before (open),
+        so that removing the link restores it."""
         how = replaced.get(other)
-        rule = {"rule": conflict.RULE_REPLACED, "rules_verdict": how["rule"]} if how else {
-            "rule": conflict.RULE_SEQUENTIAL}
+        rule = {"rule": conflict.RULE_SEQUENTIAL} if not how else {
+            "rule": conflict.RULE_REPLACED, "rules_verdict": how["rule"],
+            "interval": {"previous_valid_until": None, "closed": True, "valid_until": how["valid_until"]}}
         return {**rule, "classifier_calls": 0, "job_id": ctx.job_id, "subject": subjects.get(other)}
 
     for older in plan.get("supersedes", []):

@@ -110,7 +110,7 @@ _SUCCEED = text(
     UPDATE memory_write_jobs
        SET status = 'succeeded', stage = 'done', memory_id = :memory_id, outcome = :outcome,
            result = CAST(:result AS jsonb), decisions = CAST(:decisions AS jsonb),
-           timings_ms = CAST(:timings AS jsonb), context = CAST(:context AS jsonb) - 'content',
+           timings_ms = CAST(:timings AS jsonb), context = CAST(:context AS jsonb) - 'content' - 'redaction_tags',
            raw_content = NULL, request = '{}'::jsonb, embedding = NULL, lease_token = NULL, lease_expires_at = NULL,
            finished_at = now(), updated_at = now()
      WHERE org_id = :org_id AND id = :job_id AND lease_token = :lease_token
@@ -123,7 +123,7 @@ _FAIL = text(
        SET status = 'failed', error = CAST(:error AS jsonb), raw_content = NULL, request = '{}'::jsonb,
            embedding = NULL,
            stage = COALESCE(CAST(:stage AS text), stage),  -- where it failed (inline stages are not saved)
-           context = context - 'content', lease_token = NULL, lease_expires_at = NULL,
+           context = context - 'content' - 'redaction_tags', lease_token = NULL, lease_expires_at = NULL,
            finished_at = now(), updated_at = now()
      WHERE org_id = :org_id AND id = :job_id AND status IN ('queued', 'running')
        AND CASE WHEN CAST(:lease_token AS uuid) IS NULL

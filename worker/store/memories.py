@@ -56,7 +56,7 @@ _MARK_SUPERSEDED = text(
 )
 _SET_STATUS_AND_VALID_UNTIL = text(
     "UPDATE memories SET status = :status, valid_until = :valid_until, updated_at = now() "
-    "WHERE org_id = :org_id AND id = :id"
+    "WHERE org_id = :org_id AND id = :id AND status IN ('active', 'superseded') AND deleted_at IS NULL"
 )
 _REACTIVATE = text(
     "UPDATE memories SET status = 'active', valid_until = :valid_until, searchable_since = :searchable_since, "

@@ -71,6 +71,7 @@ def create(engine: Any, org_id: str, name: Any, kind: Any, aliases: Any, thresho
     key = entity_keys.key(name)
     spellings = _distinct_spellings(key, aliases)
     with tenant_tx(engine, org_id) as conn:
+        store.lock_names(conn, org_id, [entity_keys.key(text) for text in names.values()])
         for field_name, text in names.items():
             taken = store.by_key(conn, org_id, entity_keys.key(text))
             if taken is not None:
@@ -143,6 +144,7 @@ def add_alias(engine: Any, org_id: str, entity_id: str, alias: Any, created_by: 
     key = entity_keys.key(alias)
     with tenant_tx(engine, org_id) as conn:
         _row(conn, org_id, target)
+        store.lock_names(conn, org_id, [key])
         taken = store.by_key(conn, org_id, key)
         if taken is not None or not store.add_alias(conn, org_id, target, alias, key, created_by):
             raise NameTaken(str(taken.id) if taken is not None else _existing_id(conn, org_id, key), "alias")

@@ -4,17 +4,20 @@ or address, told without storing the value.
 The PII stage gives every region it masks a tag, ``TYPE:KEY:VALUE`` or ``TYPE:KEY:VALUE:s``:
 
 - ``VALUE`` is the first 64 bits (hex) of HMAC-SHA256, under the org's key, of the type and
-  the value normalised by type: an e-mail address, IP address, IBAN, card or wallet is only
-  trimmed (and, but for a wallet, case folded), since its punctuation is part of it; a phone
-  number is its digits; anything else (names, addresses) is Unicode NFKC, case folded, with
-  every run of characters other than letters and digits one space.
+  the value normalised by type: an e-mail address, IP address or wallet is only trimmed
+  (and, but for a wallet, case folded), since its punctuation is part of it; a phone number
+  is its digits; a card or IBAN its letters and digits, case folded; anything else (names,
+  addresses) is Unicode NFKC, case folded, with every run of characters other than letters
+  and digits one space.
 - The org's key is HMAC-SHA256 of the org id under the deployment's ``IBEX_PII_TAG_KEY``,
-  so equal values of two orgs get unrelated tags; ``KEY`` (4 hex) names the deployment key,
+  so equal values of two orgs get unrelated tags; ``KEY`` (8 hex) names the deployment key,
   so tags made under another key compare as unknown, never as different.
-- ``:s`` marks a name inside the statement's subject ("[PERSON] asked for a call back",
-  "The guide for [PERSON] is due"): another name there is another subject. A name elsewhere
-  ("The user's manager is [PERSON]") is a value of the statement, and another one is another
-  value of the same attribute.
+- ``:s`` marks a name inside the subject of the text's first sentence ("[PERSON] asked for a
+  call back", "The guide for [PERSON] is due"): another name there is another subject.
+  ``:v`` marks a name that is the complement of that sentence's verb ("The user's manager
+  is [PERSON]"): another one is another value of the same attribute. Any other name (an
+  object, a later clause or sentence) is unmarked: whether another one is another subject
+  or another value cannot be told, so it is neither.
 
 Without the key a tag cannot be tested against a guessed value; with it (the deployment's
 secret, never stored in the database) a guess can be, as with any keyed pseudonym. So tags
@@ -35,10 +38,11 @@ from collections.abc import Iterable, Sequence
 # Names: another one in the subject is another subject; every other type is a value stated
 # about the subject (a phone, an address), so a different one is another value.
 SUBJECT_TYPES = frozenset({"PERSON"})
-SUBJECT_MARK = "s"
-_VERBATIM = frozenset({"EMAIL_ADDRESS", "IP_ADDRESS", "IBAN_CODE", "CREDIT_CARD", "CRYPTO"})
+SUBJECT_MARK, VALUE_MARK = "s", "v"
+_VERBATIM = frozenset({"EMAIL_ADDRESS", "IP_ADDRESS", "CRYPTO"})
 _CASE_KEPT = frozenset({"CRYPTO"})  # base58 and bech32 addresses: case is part of the value
-_TAG_HEX, _KEY_HEX = 16, 4
+_ALPHANUMERIC = frozenset({"IBAN_CODE", "CREDIT_CARD"})  # grouping is presentation, not value
+_TAG_HEX, _KEY_HEX = 16, 8
 _NOT_WORD = re.compile(r"[\W_]+")
 _NOT_DIGIT = re.compile(r"\D+")
 _PLACEHOLDER = re.compile(r"^\[([a-z_]+)\??\]$")  # a placeholder token of the conflict rules, "[person]"
@@ -59,14 +63,16 @@ def normalise(entity_type: str, value: str) -> str:
         return text if entity_type in _CASE_KEPT else text.casefold()
     if entity_type == "PHONE_NUMBER":
         return _NOT_DIGIT.sub("", text)
+    if entity_type in _ALPHANUMERIC:
+        return _NOT_WORD.sub("", text.casefold())
     return _NOT_WORD.sub(" ", text.casefold()).strip()
 
 
 def make(key: str, org_id: str, text: str, regions: Iterable[tuple[int, int, str, bool]],
-         subject: tuple[int, int] | None = None) -> list[str]:
+         subject: tuple[int, int] | None = None, value: tuple[int, int] | None = None) -> list[str]:
     """The tags of ``text``'s masked ``regions`` (``pii.policy.merge``: start, end, type,
     certain), in their order; a name overlapping ``subject`` (the subject phrase's extent in
-    ``text``) is marked. None without a key."""
+    ``text``) or ``value`` (the verb's complement) is marked so. None without a key."""
     if not key:
         return []
     secret, kid = org_key(key, org_id), key_id(key)
@@ -74,17 +80,18 @@ def make(key: str, org_id: str, text: str, regions: Iterable[tuple[int, int, str
     for start, end, etype, _ in regions:
         message = f"{etype}\x00{normalise(etype, text[start:end])}".encode("utf-8")
         tag = f"{etype}:{kid}:{hmac.new(secret, message, hashlib.sha256).hexdigest()[:_TAG_HEX]}"
-        in_subject = subject is not None and etype in SUBJECT_TYPES and start < subject[1] and subject[0] < end
-        tags.append(f"{tag}:{SUBJECT_MARK}" if in_subject else tag)
+        mark = next((m for m, span in ((SUBJECT_MARK, subject), (VALUE_MARK, value))
+                     if etype in SUBJECT_TYPES and span is not None and start < span[1] and span[0] < end), None)
+        tags.append(f"{tag}:{mark}" if mark else tag)
     return tags
 
 
-def _parts(tag: str) -> tuple[str, str, str, bool]:
-    """(type, key id, value, in the subject); a tag of another shape has no key id."""
+def _parts(tag: str) -> tuple[str, str, str, str]:
+    """(type, key id, value, mark: "s", "v" or ""); a tag of another shape has no key id."""
     parts = tag.split(":")
     if len(parts) < 3:
-        return parts[0], "", parts[-1], False
-    return parts[0], parts[1], parts[2], parts[3:] == [SUBJECT_MARK]
+        return parts[0], "", parts[-1], ""
+    return parts[0], parts[1], parts[2], parts[3] if len(parts) == 4 else ""
 
 
 def types(tags: Sequence[str]) -> list[str]:
@@ -95,7 +102,9 @@ def relation(a: Sequence[str] | None, b: Sequence[str] | None) -> str | None:
     """How the redacted values of two statements compare, when it can be told: both tagged
     under one key, with placeholders of the same types in the same order. ``same`` (every
     value equal), ``different_people`` (a name in the subject of both differs: two people,
-    so two facts), ``different_values`` (another value differs); None when it cannot be told."""
+    so two facts), ``different_values`` (a value differs: a name that is the verb's
+    complement on both sides, or another type); None when it cannot be told, which includes
+    a differing name marked otherwise."""
     if not a or not b or types(a) != types(b):
         return None
     pa, pb = [_parts(t) for t in a], [_parts(t) for t in b]
@@ -104,7 +113,10 @@ def relation(a: Sequence[str] | None, b: Sequence[str] | None) -> str | None:
     differing = [(x, y) for x, y in zip(pa, pb) if x[2] != y[2]]
     if not differing:
         return "same"
-    return "different_people" if any(x[3] and y[3] for x, y in differing) else "different_values"
+    names = [(x[3], y[3]) for x, y in differing if x[0] in SUBJECT_TYPES]
+    if any(marks == (SUBJECT_MARK, SUBJECT_MARK) for marks in names):
+        return "different_people"
+    return "different_values" if all(marks == (VALUE_MARK, VALUE_MARK) for marks in names) else None
 
 
 def attach(tokens: Sequence[str], tags: Sequence[str]) -> list[str] | None:

@@ -337,6 +337,11 @@ def test_a_misspelt_subject_converges_on_its_entity_and_its_spelling_becomes_an_
         assert [(a["key"], a["created_by"]) for a in view["aliases"]] == [("atlas suport contract", "system:pipeline")]
         assert (view["memories"], view["possibly_same_as"]) == (2, [])
 
+        # The spelling came from that memory's text: it goes with the memory.
+        assert client.delete(f"/v1/memories/{typo['memory_id']}").status_code in (200, 204)
+        after = client.get(f"/v1/entities/{entity}").json()
+        assert (after["aliases"], after["memories"]) == ([], 1)
+
 
 def test_a_name_one_typo_from_two_entities_or_with_fuzzy_matching_off_converges_on_none(engine):
     from ibex_worker.db import tenant_tx

@@ -22,7 +22,7 @@ def tags_of(text: str, spans: list[tuple[str, str]], org: str = "org-a", key: st
 def test_a_tag_names_its_type_and_never_holds_the_value():
     _, (tag,) = tags_of("Call Maria Lopez today.", [("PERSON", "Maria Lopez")])
     kind, kid, digest = tag.split(":")
-    assert kind == "PERSON" and len(kid) == 4 and len(digest) == 16 and int(digest, 16) >= 0
+    assert kind == "PERSON" and len(kid) == 8 and len(digest) == 16 and int(digest, 16) >= 0
     assert "maria" not in tag.lower() and "lopez" not in tag.lower()
 
 
@@ -53,21 +53,25 @@ def test_tags_follow_the_placeholders_in_order():
     assert redaction_tags.types(tags) == ["PERSON", "PHONE_NUMBER"]
 
 
-def t(etype: str, value: str, subject: bool = False, kid: str = "k1") -> str:
-    """A tag of the stored shape, with a readable value part."""
-    return f"{etype}:{kid}:{value}" + (":s" if subject else "")
+def t(etype: str, value: str, mark: str = "", kid: str = "k1") -> str:
+    """A tag of the stored shape, with a readable value part; ``mark`` "s" (subject) or "v"
+    (the verb's complement)."""
+    return f"{etype}:{kid}:{value}" + (f":{mark}" if mark else "")
 
 
 @pytest.mark.parametrize(("a", "b", "expected"), [
-    ([t("PERSON", "1", True), t("PHONE_NUMBER", "2")], [t("PERSON", "1", True), t("PHONE_NUMBER", "2")], "same"),
-    ([t("PERSON", "1", True), t("PHONE_NUMBER", "2")], [t("PERSON", "9", True), t("PHONE_NUMBER", "2")],
+    ([t("PERSON", "1", "s"), t("PHONE_NUMBER", "2")], [t("PERSON", "1", "s"), t("PHONE_NUMBER", "2")], "same"),
+    ([t("PERSON", "1", "s"), t("PHONE_NUMBER", "2")], [t("PERSON", "9", "s"), t("PHONE_NUMBER", "2")],
      "different_people"),
-    ([t("PERSON", "1", True), t("PHONE_NUMBER", "2")], [t("PERSON", "1", True), t("PHONE_NUMBER", "9")],
+    ([t("PERSON", "1", "s"), t("PHONE_NUMBER", "2")], [t("PERSON", "1", "s"), t("PHONE_NUMBER", "9")],
      "different_values"),
-    ([t("PERSON", "1", True), t("PHONE_NUMBER", "2")], [t("PERSON", "9", True), t("PHONE_NUMBER", "9")],
+    ([t("PERSON", "1", "s"), t("PHONE_NUMBER", "2")], [t("PERSON", "9", "s"), t("PHONE_NUMBER", "9")],
      "different_people"),
-    ([t("PERSON", "1")], [t("PERSON", "9")], "different_values"),
-    ([t("PERSON", "1", True)], [t("PERSON", "9")], "different_values"),
+    ([t("PERSON", "1", "v")], [t("PERSON", "9", "v")], "different_values"),
+    ([t("PERSON", "1")], [t("PERSON", "9")], None),
+    ([t("PERSON", "1", "s")], [t("PERSON", "9")], None),
+    ([t("PERSON", "1", "s")], [t("PERSON", "9", "v")], None),
+    ([t("PERSON", "1")], [t("PERSON", "1", "v")], "same"),
     ([t("PERSON", "1")], [t("PERSON", "1", kid="k2")], None),
     ([t("PERSON", "1")], [t("PERSON", "1"), t("PHONE_NUMBER", "2")], None),
     ([t("PERSON", "1"), t("PHONE_NUMBER", "2")], [t("PHONE_NUMBER", "2"), t("PERSON", "1")], None),
@@ -79,14 +83,15 @@ def test_relation(a, b, expected):
     assert redaction_tags.relation(a, b) == expected
 
 
-def test_only_a_name_in_the_subject_phrase_is_marked_as_the_subject():
-    text = "The guide for Maria Lopez is due; ask Omar Haddad."
-    regions = [(14, 25, "PERSON", True), (38, 49, "PERSON", True)]
+def test_a_name_is_marked_by_where_it_stands_and_only_a_name():
+    text = "The guide for Maria Lopez is due to Omar Haddad; call +1 415 555 0100 or Ann."
+    regions = [(14, 25, "PERSON", True), (36, 47, "PERSON", True), (54, 69, "PHONE_NUMBER", True),
+               (73, 76, "PERSON", True)]
     plain = redaction_tags.make(KEY, "org-a", text, regions)
-    marked = redaction_tags.make(KEY, "org-a", text, regions, subject=(0, 25))
-    assert [tag.endswith(":s") for tag in plain] == [False, False]
-    assert [tag.endswith(":s") for tag in marked] == [True, False]
-    assert [tag.removesuffix(":s") for tag in marked] == plain
+    marked = redaction_tags.make(KEY, "org-a", text, regions, subject=(0, 25), value=(29, 70))
+    assert [tag.count(":") for tag in plain] == [2, 2, 2, 2]
+    assert [tag.split(":")[3:] for tag in marked] == [["s"], ["v"], [], []]
+    assert [":".join(tag.split(":")[:3]) for tag in marked] == plain
 
 
 @pytest.mark.parametrize(("etype", "a", "b", "equal"), [
@@ -97,6 +102,8 @@ def test_only_a_name_in_the_subject_phrase_is_marked_as_the_subject():
     ("CRYPTO", "1BoatSLRHtKNngkdXEeobR76b53LETtpyT", "1boatslrhtknngkdxeeobr76b53lettpyt", False),
     ("PERSON", "O'Brien, Pat", "o brien pat", True),
     ("PHONE_NUMBER", "+44 (20) 7946-0958", "+442079460958", True),
+    ("CREDIT_CARD", "4111 1111 1111 1111", "4111-1111-1111-1111", True),
+    ("IBAN_CODE", "DE89 3704 0044 0532 0130 00", "de89370400440532013000", True),
 ])
 def test_values_are_normalised_by_their_type(etype, a, b, equal):
     assert (redaction_tags.normalise(etype, a) == redaction_tags.normalise(etype, b)) is equal
@@ -104,7 +111,7 @@ def test_values_are_normalised_by_their_type(etype, a, b, equal):
 
 def test_attach_needs_one_tag_per_placeholder_of_its_type():
     toks = tokens("Call [PERSON] on [PHONE_NUMBER?].")
-    tags = [t("PERSON", "ab", True), t("PHONE_NUMBER", "cd")]
+    tags = [t("PERSON", "ab", "s"), t("PHONE_NUMBER", "cd")]
     assert redaction_tags.attach(toks, tags) == ["call", "[person]#ab", "on", "[phone_number?]#cd"]
     assert redaction_tags.attach(toks, tags[:1]) is None
     assert redaction_tags.attach(toks, tags[::-1]) is None
@@ -112,7 +119,7 @@ def test_attach_needs_one_tag_per_placeholder_of_its_type():
 
 
 GUIDE = "The onboarding guide for [PERSON] is due on {day}, {date} March."
-CLIENT, OTHER_CLIENT = t("PERSON", "1", True), t("PERSON", "2", True)
+CLIENT, OTHER_CLIENT = t("PERSON", "1", "s"), t("PERSON", "2", "s")
 
 
 @pytest.mark.parametrize(("a", "tags_a", "b", "tags_b", "outcome", "rule"), [
@@ -124,8 +131,10 @@ CLIENT, OTHER_CLIENT = t("PERSON", "1", True), t("PERSON", "2", True)
      "needs_review", "redacted_values_unknown"),
     ("Call [PERSON] before 9am.", [CLIENT], "Call [PERSON] before 10am.", [CLIENT], "contradicts", "different_numbers"),
     ("[PERSON] is available.", [CLIENT], "[PERSON] is not available.", [CLIENT], "contradicts", "negation_flip"),
-    ("The user's manager is [PERSON].", [t("PERSON", "1")], "The user's manager is [PERSON].", [t("PERSON", "2")],
-     "contradicts", "different_values"),
+    ("The user's manager is [PERSON].", [t("PERSON", "1", "v")], "The user's manager is [PERSON].",
+     [t("PERSON", "2", "v")], "contradicts", "different_values"),
+    ("Remind the team that [PERSON] is on leave.", [t("PERSON", "1")], "Remind the team that [PERSON] is on leave.",
+     [t("PERSON", "2")], "needs_review", "redacted_values_unknown"),
     ("Write to [EMAIL_ADDRESS] for access.", [t("EMAIL_ADDRESS", "1")], "Write to [EMAIL_ADDRESS] for access!",
      [t("EMAIL_ADDRESS", "1")], "compatible", "same_statement"),
     ("Write to [EMAIL_ADDRESS] for access.", [t("EMAIL_ADDRESS", "1")], "Write to [EMAIL_ADDRESS] for access.",

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ibex_worker.adapters.subjects import aspect_from_doc, subject_extent, subject_key_from_doc
+from ibex_worker.adapters.subjects import aspect_from_doc, complement_extent, subject_extent, subject_key_from_doc
 from ibex_worker.pii.casing import View, canonical_view
 from ibex_worker.pii.name_model import NameModel, shipped_model
 from ibex_worker.pii.policy import (Decision, Finding, RedactionPolicy, apply_placeholders, build_report,
@@ -39,6 +39,7 @@ class RedactionOutcome:
     report: dict[str, Any] = field(default_factory=dict)
     subject_aspect: str | None = None  # the fact's "for" phrase (adapters.subjects)
     subject_span: tuple[int, int] | None = None  # the subject phrase, original coordinates
+    value_span: tuple[int, int] | None = None    # the verb's complement, original coordinates
 
     @property
     def quarantined(self) -> bool:
@@ -120,6 +121,7 @@ class PresidioRedactor:
             report=build_report(findings, original, self.policy, self.name),
             subject_aspect=aspect_from_doc(artifacts.tokens, [*decision.redact, *decision.mask]),
             subject_span=_original_span(view, subject_extent(artifacts.tokens)),
+            value_span=_original_span(view, complement_extent(artifacts.tokens)),
         )
 
 

@@ -26,6 +26,7 @@ _NOT_NOMINAL = {"VERB", "AUX"}
 _OBJECT_DEPS = {"dobj", "xcomp", "attr", "acomp", "oprd"}
 _ASPECT_PREPOSITIONS = {"for"}
 _AUX_DEPS = {"aux", "auxpass", "neg"}
+_COMPLEMENT_DEPS = {"attr", "oprd"}
 
 
 class _Span(Protocol):
@@ -67,6 +68,20 @@ def subject_extent(doc: Any) -> tuple[int, int] | None:
         before = doc[verb.i - 1]
         end = max(end, before.idx + len(before.text))
     return head.left_edge.idx, end
+
+
+def complement_extent(doc: Any) -> tuple[int, int] | None:
+    """Where the complement of the first sentence's verb lies ("The user's manager is Maria
+    Lopez", "They named Maria the owner"): the subtree of its ``attr`` or ``oprd``; None
+    when it has none."""
+    sentences = list(doc.sents)
+    if not sentences:
+        return None
+    root = _predicate(sentences[0].root)
+    head = next((t for t in root.children if t.dep_ in _COMPLEMENT_DEPS), None)
+    if head is None:
+        return None
+    return head.left_edge.idx, head.right_edge.idx + len(head.right_edge.text)
 
 
 def _subject_of(verb: Any) -> Any:

@@ -73,11 +73,17 @@ def resolve_or_create(conn: Any, org_id: str, name: str, threshold: float | None
     repeats."""
     key = entity_keys.key(name)
     for _ in range(ATTACH_ATTEMPTS):
-        found = resolve(conn, org_id, name, threshold is not None)
-        if found is not None and found.rule == "typo":
-            store.add_alias(conn, org_id, found.entity_id, name, key, PIPELINE)
+        found = resolve(conn, org_id, name, fuzzy=False)
         if found is not None:
             return found
+        store.lock_names(conn, org_id, [key])  # from here to the insert, nobody else takes the key
+        found = resolve(conn, org_id, name, threshold is not None)
+        if found is not None and found.rule != "typo":
+            return found  # created before the lock was granted
+        if found is not None:
+            if store.add_alias(conn, org_id, found.entity_id, name, key, PIPELINE):
+                return found
+            continue  # the spelling became an alias meanwhile: resolve it again
         row = store.insert(conn, org_id, name, key, "subject", entity_keys.trigrams(key), PIPELINE)
         if row is not None:
             links = [] if threshold is None else link_resemblances(conn, org_id, str(row.id), key, threshold,

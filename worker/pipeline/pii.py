@@ -139,7 +139,7 @@ def _apply(ctx: WriteContext, analysed: list[tuple[_Text, RedactionOutcome]], de
 def _take_content(ctx: WriteContext, outcome: RedactionOutcome, tag_key: str) -> None:
     regions = merge(outcome.redacted, outcome.masked)
     ctx.redaction_tags = redaction_tags.make(tag_key, ctx.org_id, ctx.raw_content or "", regions,
-                                             outcome.subject_span)
+                                             outcome.subject_span, outcome.value_span)
     ctx.content = outcome.content
     ctx.pii_report = dict(outcome.report)
     ctx.subject_key = outcome.subject_key

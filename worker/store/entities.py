@@ -27,6 +27,15 @@ _DROP_ORPHANS = text(
     "DELETE FROM entities e WHERE e.org_id = :org_id AND e.id = ANY(:ids) AND e.created_by = 'system:pipeline' "
     "AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.org_id = e.org_id AND m.subject_entity_id = e.id)"
 ).bindparams(bindparam("ids", type_=ARRAY(UUID(as_uuid=False))))
+# A spelling the typo rule recorded (its alias is the subject as a memory wrote it) goes with
+# the last memory that wrote it, like a pipeline-made entity.
+_DROP_WRITTEN_ALIASES = text(
+    "DELETE FROM entity_aliases a WHERE a.org_id = :org_id AND a.created_by = 'system:pipeline' "
+    "AND a.alias IN (SELECT btrim(split_part(subject_key, '|', 1)) FROM memories "
+    "WHERE org_id = :org_id AND id = ANY(:ids) AND subject_key IS NOT NULL) "
+    "AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.org_id = a.org_id AND m.subject_entity_id = a.entity_id "
+    "AND m.id <> ALL(:ids) AND m.deleted_at IS NULL AND btrim(split_part(m.subject_key, '|', 1)) = a.alias)"
+).bindparams(bindparam("ids", type_=ARRAY(UUID(as_uuid=False))))
 _OF_MEMORIES = text(
     "SELECT DISTINCT subject_entity_id FROM memories WHERE org_id = :org_id AND id = ANY(:ids) "
     "AND subject_entity_id IS NOT NULL"
@@ -60,6 +69,10 @@ _ADD_ALIAS = text(
     "INSERT INTO entity_aliases (org_id, entity_id, alias, key, created_by) "
     "VALUES (:org_id, :id, :alias, :key, :created_by) ON CONFLICT (org_id, key) DO NOTHING"
 )
+# Entity keys and alias keys live in two tables, each unique on its own; a name checked
+# absent from both and then inserted into one holds this lock on it, so two transactions
+# cannot make one key an entity's and another entity's alias.
+_LOCK_NAME = text("SELECT pg_advisory_xact_lock(hashtext(:org_id), hashtext(:key))")
 _DELETE_ALIAS = text("DELETE FROM entity_aliases WHERE org_id = :org_id AND entity_id = :id AND key = :key")
 _RELATED = text(
     "SELECT source_entity_id, target_entity_id, relationship_type, evidence, decided_by, created_at "
@@ -87,6 +100,13 @@ _UNFILLED = text(
 _UNFILLED_COUNT = text(f"SELECT count(*) FROM memories WHERE {_UNFILLED_WHERE}")
 
 
+def lock_names(conn: Any, org_id: str, keys: Sequence[str]) -> None:
+    """Hold each key against other writers of entity names until the transaction ends (in
+    sorted order, so two writers of several keys cannot deadlock)."""
+    for name_key in sorted(set(keys)):
+        conn.execute(_LOCK_NAME, {"org_id": org_id, "key": name_key})
+
+
 def by_key(conn: Any, org_id: str, key: str) -> Any:
     """``id, rule`` of the entity ``key`` names (its own key first, then an alias), or None."""
     return conn.execute(_READ_BY_KEY, {"org_id": org_id, "key": key}).first()
@@ -96,6 +116,12 @@ def of_memories(conn: Any, org_id: str, memory_ids: Sequence[str]) -> list[str]:
     """The entities those memories' subjects resolved to."""
     return [str(r.subject_entity_id) for r in conn.execute(_OF_MEMORIES, {"org_id": org_id,
                                                                           "ids": list(memory_ids)})]
+
+
+def drop_written_aliases(conn: Any, org_id: str, memory_ids: Sequence[str]) -> int:
+    """Before those memories go: delete the aliases the pipeline recorded from their subjects
+    that no other memory wrote; how many."""
+    return conn.execute(_DROP_WRITTEN_ALIASES, {"org_id": org_id, "ids": list(memory_ids)}).rowcount
 
 
 def drop_orphans(conn: Any, org_id: str, entity_ids: Sequence[str]) -> int:

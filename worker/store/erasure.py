@@ -76,6 +76,7 @@ def erase(conn: Any, org_id: str, key: str, decided_by: str) -> dict[str, int]:
                                  reason=escalations.WITHDRAWN_REASON,
                                  details={"memory_id": key, "deleted_by": decided_by})
     named = entities.of_memories(conn, org_id, [key])
+    entities.drop_written_aliases(conn, org_id, [key])
     memories.tombstone(conn, org_id, key)
     jobs_scrubbed = job_store.scrub_finished(conn, org_id, key)
     return {"labels": labels, "relationships": links, "escalations": len(withdrawn), "jobs": jobs_scrubbed,
@@ -92,6 +93,7 @@ def remove_agent_batch(conn: Any, org_id: str, memory_ids: Sequence[str]) -> dic
     conn.execute(_ERASING_AGENT)
     params = {"org_id": org_id, "ids": list(memory_ids)}
     named = entities.of_memories(conn, org_id, memory_ids)
+    entities.drop_written_aliases(conn, org_id, memory_ids)
     removed = {kind: conn.execute(statement, params).rowcount for kind, statement in _REMOVE_STATEMENTS.items()}
     return {**removed, "entities": entities.drop_orphans(conn, org_id, named)}
 

@@ -67,7 +67,11 @@ def trigrams(text: str) -> frozenset[str]:
 
 def similarity(a: str, b: str) -> float | None:
     """Trigram Jaccard of two texts; None when either is too short to compare this way."""
-    ta, tb = trigrams(a), trigrams(b)
+    return jaccard(trigrams(a), trigrams(b))
+
+
+def jaccard(ta: frozenset[str], tb: frozenset[str]) -> float | None:
+    """Jaccard index of two texts' trigrams (``similarity`` with one side's computed once)."""
     if not ta or not tb:
         return None
     return len(ta & tb) / len(ta | tb)

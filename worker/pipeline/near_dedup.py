@@ -49,7 +49,7 @@ def find(conn: Any, ctx: WriteContext, deps: StageDeps,
                                      limit=settings.near_duplicate_candidate_limit, since=since)
     embedded = {c.memory_id: c.similarity for c in found if c.similarity > threshold}
     mine = lexical.profile(ctx.content or "", ctx.org_id, ctx.agent_id)
-    words = verdicts.tokens(ctx.content or "")
+    words, grams = verdicts.tokens(ctx.content or ""), lexical.trigrams(ctx.content or "")
     proposed = {str(r.id): r for r in lexical_store.candidates(
         conn, ctx.org_id, ctx.agent_id, mine.bands, mine.fingerprint, ctx.embedding, ctx.embedding_model,
         settings.near_duplicate_coarse_candidates, since)}
@@ -59,7 +59,7 @@ def find(conn: Any, ctx: WriteContext, deps: StageDeps,
     partners = None
     for memory_id, row in rows.items():
         similarity = embedded.get(memory_id, getattr(row, "similarity", None))
-        lexical_similarity = lexical.similarity(ctx.content or "", row.content)
+        lexical_similarity = lexical.jaccard(grams, lexical.trigrams(row.content))
         same_fingerprint = row.lexical_fingerprint == mine.fingerprint
         fired = ((similarity is not None and similarity > threshold) or same_fingerprint
                  or (lexical_similarity is not None and lexical_similarity >= lexical_threshold))

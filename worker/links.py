@@ -12,9 +12,10 @@ content hashes of both memories. Undoing a call undoes its effect:
   both memories exist; a changed text is a new pair and may be linked;
 - ``contradicts``: the pair is no longer linked; both stay as they are;
 - ``supersedes``: the superseded memory is active again, unless another memory still
-  supersedes it, with the ``valid_until`` it had before the escalation worker closed it
-  (when it did). If an identical text is active meanwhile, nothing changes and
-  :class:`ReactivationBlocked` is raised: two active copies of one text are never stored.
+  supersedes it, with the ``valid_until`` it had before the supersession (the escalation
+  worker's, or the pipeline's for overlapping open-ended facts) closed it, when it did. If
+  an identical text is active meanwhile, nothing changes and :class:`ReactivationBlocked`
+  is raised: two active copies of one text are never stored.
 
 Tenant-scoped: another tenant's memory, one of an agent outside ``agent_ids``, an unknown or
 malformed id, two memories of different agents and a pair without such a link all raise

@@ -120,14 +120,16 @@ def plan(new: Fact, candidates: Sequence[Fact]) -> dict[str, Any]:
     for old in candidates:
         if new.valid_from is None or old.valid_from is None:
             result["escalations"].append({"candidate_id": old.memory_id, "reason": "missing_valid_from"})
-        elif overlaps(new, old) and (rule := replacement(new, old)) is not None:
+        elif overlaps(new, old):
+            rule = replacement(new, old)
+            if rule is None:
+                result["escalations"].append({"candidate_id": old.memory_id, "reason": "overlapping_intervals"})
+                continue
             newer_first = new.valid_from > old.valid_from
             result["supersedes" if newer_first else "superseded_by"].append(old.memory_id)
             result["subjects"][old.memory_id] = "subject_key"
             result["replaced"][old.memory_id] = {
                 "rule": rule, "valid_until": (new if newer_first else old).valid_from.isoformat()}
-        elif overlaps(new, old):
-            result["escalations"].append({"candidate_id": old.memory_id, "reason": "overlapping_intervals"})
         elif (match := same_subject(new, old)) is not None:
             key = "supersedes" if new.valid_from > old.valid_from else "superseded_by"
             result[key].append(old.memory_id)

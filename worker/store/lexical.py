@@ -2,7 +2,14 @@
 an agent's active memories that share a MinHash band with a text (the GIN index on
 ``lexical_bands``; the bands already carry the org and agent) or its word-set fingerprint,
 most shared bands first, with their content (for the exact similarity) and their embedding
-similarity to the text's vector, when both have one of the same model."""
+similarity to the text's vector, when both have one of the same model.
+
+A band's hash includes its position, so two texts share band ``i`` only at position ``i``:
+the count of shared bands is a sum of ``BANDS`` equalities of array elements against
+scalar parameters (half the cost of intersecting the two arrays row by row), and the
+content and embedding similarity are read for the kept rows only. The count still runs over
+every row that shares a band: on an agent of templated text that is a tenth of its corpus
+(ops/bench/RESULTS.md, section 7)."""
 
 from __future__ import annotations
 
@@ -13,19 +20,25 @@ from pgvector.sqlalchemy import Vector
 from sqlalchemy import bindparam, text
 from sqlalchemy.dialects.postgresql import ARRAY, BIGINT, UUID
 
+from ibex_worker.lexical import BANDS
 from ibex_worker.store.vectors import EMBEDDING_DIM
 
+_SHARED = " + ".join(f"coalesce((lexical_bands[{i + 1}] = :band_{i})::int, 0)" for i in range(BANDS))
 _SELECT = """
-    SELECT id, content, content_hash, lexical_fingerprint, redaction_tags,
-           CASE WHEN embedding_model = :model AND embedding IS NOT NULL
-                THEN 1 - (embedding <=> :vector) END AS similarity
-      FROM memories
-     WHERE org_id = :org_id AND agent_id = :agent_id AND status = 'active' AND deleted_at IS NULL
-       AND (lexical_bands && :bands OR lexical_fingerprint = :fingerprint) {since}
-     ORDER BY cardinality(ARRAY(SELECT unnest(lexical_bands) INTERSECT SELECT unnest(CAST(:bands AS bigint[]))))
-              DESC, id
-     LIMIT :limit
-    """
+    WITH ranked AS MATERIALIZED (
+        SELECT id, %s AS shared FROM memories
+         WHERE org_id = :org_id AND agent_id = :agent_id AND status = 'active' AND deleted_at IS NULL
+           AND (lexical_bands && :bands OR lexical_fingerprint = :fingerprint) {since}
+         ORDER BY shared DESC, id
+         LIMIT :limit
+    )
+    SELECT m.id, m.content, m.content_hash, m.lexical_fingerprint, m.redaction_tags,
+           CASE WHEN m.embedding_model = :model AND m.embedding IS NOT NULL
+                THEN 1 - (m.embedding <=> :vector) END AS similarity
+      FROM ranked r JOIN memories m ON m.id = r.id
+     WHERE m.org_id = :org_id
+     ORDER BY r.shared DESC, m.id
+    """ % _SHARED
 _TYPES = (bindparam("vector", type_=Vector(EMBEDDING_DIM)), bindparam("bands", type_=ARRAY(BIGINT)))
 _CANDIDATES = text(_SELECT.format(since="")).bindparams(*_TYPES)
 # Persist's re-check under the corpus lock: only what became searchable since (the
@@ -53,7 +66,8 @@ def candidates(conn: Any, org_id: str, agent_id: str, bands: Sequence[int], fing
     """Up to ``limit`` rows (``id, content, content_hash, lexical_fingerprint, similarity``);
     with ``since``, among the memories that became searchable after that corpus version."""
     params = {"org_id": org_id, "agent_id": agent_id, "bands": list(bands), "fingerprint": fingerprint,
-              "vector": vector, "model": model, "limit": limit}
+              "vector": vector, "model": model, "limit": limit,
+              **{f"band_{i}": bands[i] if i < len(bands) else None for i in range(BANDS)}}
     if since is None:
         return conn.execute(_CANDIDATES, params).all()
     return conn.execute(_CANDIDATES_SINCE, {**params, "since": since}).all()

@@ -4,15 +4,19 @@
 1. coarse: an index-only scan of ``memories_agent_active_sketch`` (key ``(org_id,
    agent_id, embedding_model)``, carrying each row's id and 384-bit sign sketch) ranks the
    agent's rows of the given embedding model by Hamming distance and keeps the best
-   ``coarse`` ids - no heap access, so the cost barely grows with the agent's corpus;
+   ``coarse`` ids, without heap access (its cost grows with the agent's corpus: about
+   19 ms at 100,000 rows on the benchmark machine);
 2. exact: those rows are re-ranked by true cosine distance and the top ``limit`` returned.
 
 Vectors of another model are never compared (their similarities mean nothing against this
-model's); ``ibex reembed`` brings them over. Near-duplicates (cosine > 0.9) differ in few sign bits, so they rank far inside the coarse
-cut; with ``coarse`` >= the agent's corpus the search is exact. The global HNSW index is
-never used here: its filtered search silently misses near-duplicates. No similarity
-threshold is applied here (an iterative scan with a threshold runs to its limit when
-nothing matches); the caller filters the top ``limit``.
+model's); ``ibex reembed`` brings them over. Near-duplicates (cosine > 0.9) differ in few
+sign bits, so they rank far inside the coarse cut; with ``coarse`` >= the agent's corpus the
+search is exact. The global HNSW index is never used here: its filtered search silently
+misses near-duplicates. The query's sketch is a scalar subquery, computed once per search:
+written inline, a prepared statement's generic plan computes it again for every row it
+ranks (2.5 times the cost at 100,000 rows). No similarity threshold is applied here (an
+iterative scan with a threshold runs to its limit when nothing matches); the caller
+filters the top ``limit``.
 
 ``nearest_since`` is the exact search over the memories that became searchable after a
 given corpus version (``searchable_since``): persist's re-check under the corpus lock, whose
@@ -35,7 +39,7 @@ _NEAREST = text(
         SELECT id FROM memories
          WHERE org_id = :org_id AND agent_id = :agent_id AND embedding_model = :model
            AND status = 'active' AND deleted_at IS NULL
-         ORDER BY embedding_bits <~> binary_quantize(CAST(:vector AS vector(384)))::bit(384)
+         ORDER BY embedding_bits <~> (SELECT binary_quantize(CAST(:vector AS vector(384)))::bit(384))
          LIMIT :coarse
     )
     SELECT m.id, 1 - (m.embedding <=> :vector) AS similarity

@@ -153,7 +153,7 @@ def new_fact(conn: Any, ctx: WriteContext, deps: StageDeps) -> Fact:
     """The new memory's fact; its subject's entity as it resolves now (None for a subject no
     entity has yet: persist creates it)."""
     name = entity_keys.subject_name(ctx.subject_key)
-    resolved = (entities.resolve(conn, ctx.org_id, name, deps.settings.entity_fuzzy_threshold is not None)
+    resolved = (entities.resolve(conn, ctx.org_id, name, deps.settings.entity_fuzzy)
                 if name is not None else None)
     return Fact(ctx.job_id, _time(ctx.request.get("valid_from")), _time(ctx.request.get("valid_until")),
                 ctx.subject_key, resolved.entity_id if resolved is not None else None, ctx.subject_aspect,

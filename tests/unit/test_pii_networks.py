@@ -176,3 +176,22 @@ def test_a_rollback_or_a_bump_to_a_quad_is_a_version_change(text, value, address
 def test_a_build_s_key_image_verb_or_tag_makes_a_quad_a_version_unless_hosts_are_around(text, value, address):
     start = text.index(value)
     assert networks.ip_in_context(text, start, start + len(value)) is address
+
+
+@pytest.mark.parametrize("text, value", [
+    ("服务器10.8.21.17又挂了", "10.8.21.17"),
+    ("서버192.168.0.15가 다운됐어요", "192.168.0.15"),
+    ("сервер192.168.1.5недоступен", "192.168.1.5"),
+    ("सर्वर की आईपी192.168.1.20 पर लॉगिन नहीं", "192.168.1.20"),   # after a vowel sign
+    ("เครื่องนี้192.168.1.20 เข้าไม่ได้", "192.168.1.20"),
+    ("服务器IP10.8.21.17挂了", "10.8.21.17"),
+    ("服务器 10.8.21.17ssh 登录失败", "10.8.21.17"),
+])
+def test_an_ipv4_address_glued_to_letters_of_another_script_is_found(text, value):
+    assert [text[h.start:h.end] for h in networks.glued_ipv4(text)] == [value]
+
+
+@pytest.mark.parametrize("text", ["v10.4.2.1", "see 10.4.2.1 there", "fw-10.4.2.1", "服务器10.8.21.300", "1.2.3.4.5你好",
+                                  "v10.4.2.1build"])
+def test_a_quad_glued_to_latin_letters_or_no_address_is_left_to_the_other_finders(text):
+    assert networks.glued_ipv4(text) == []

@@ -307,3 +307,33 @@ def test_a_callback_s_compound_and_a_russian_phone_s_number_word_keep_the_phone_
 
 def test_a_brazilian_postcode_after_its_word_is_no_phone_number():
     assert _phone("Telefone: (11) 98765-4321; CEP: 01310-100", "01310-100") is False
+
+
+@pytest.mark.parametrize("text, value", [
+    ("Номер заказа 916-427-18-55, сумма 4 280 ₽", "916-427-18-55"),
+    ("Objednávka č. 603 218 447 byla odeslána", "603 218 447"),
+    ("Lieferschein 0049 1762 2849 915, 3 Paletten", "0049 1762 2849 915"),
+    ("Yurtiçi Kargo takip numarası 412998823001 teslim edilmedi", "412998823001"),
+    ("رقم التتبع 4418829301", "4418829301"),
+    ("Delivery note no. 01 45 67 89 12, 14 parcels", "01 45 67 89 12"),
+])
+def test_a_record_word_of_another_language_right_before_a_number_names_a_record(text, value):
+    assert _phone(text, value) is False
+
+
+@pytest.mark.parametrize("text, value", [
+    ("Tilaus vahvistettu, soita Mikalle 040 123 4567.", "040 123 4567"),
+    ("Objednávka potvrzena, paní Nováková: 603 218 447", "603 218 447"),
+    ("Envio amanhã, o João atende no 912 345 678.", "912 345 678"),
+    ("الفاتورة أرسلت إلى أحمد على الرقم 0501234567", "0501234567"),
+    ("Kvitto skickat till Erik, 070 123 45 67", "070 123 45 67"),
+    ("Заказ 4471 оформлен, перезвонить на 8 916 427-18-55", "916 427-18-55"),
+    ("Handynummer für die Lieferung 0176 2345 6789", "0176 2345 6789"),      # a phone word earlier wins
+    ("Bitte Rückruf zum Vertrag: 030 12345678", "030 12345678"),
+    ("Tel. pro objednávky: 603 218 447", "603 218 447"),
+    ("Contact livraison : 06 12 34 56 78", "06 12 34 56 78"),
+    ("Rückfragen zur Lieferung: 0176 2345 6789", "0176 2345 6789"),          # an order's word needs "Nr."
+    ("Bookings 1300 123 456", "1300 123 456"),                              # a plural names the line
+])
+def test_a_record_word_of_another_language_further_back_leaves_the_phone_number(text, value):
+    assert _phone(text, value) is True

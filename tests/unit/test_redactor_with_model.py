@@ -537,3 +537,24 @@ def test_a_phone_after_an_id_s_name_stays_a_phone(redactor, text, expected):
 ])
 def test_stellar_tezos_cosmos_and_ton_addresses_by_shape(redactor, text, expected):
     assert _one(redactor, text).content == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("John Smith is allergic to penicillin.", "[PERSON] is allergic to penicillin."),   # "John" the model doubts
+    ("سلام آقای رضایی، فایل‌ها را فرستادم.", "سلام آقای [PERSON]، فایل‌ها را فرستادم."),
+    ("श्री रमेश चंद्र शर्मा ने शिकायत दर्ज की", "श्री [PERSON] ने शिकायत दर्ज की"),          # whole words, no vowel sign left
+    ("คุณสมชายโทรมาเมื่อเช้า ให้โทรกลับด้วย", "คุณ[PERSON]โทรมาเมื่อเช้า ให้โทรกลับด้วย"),
+    ("服务器10.8.21.17又挂了", "服务器[IP_ADDRESS]又挂了"),
+    ("Handynummer für die Lieferung 0176 2345 6789", "Handynummer für die Lieferung [PHONE_NUMBER]"),
+])
+def test_given_names_names_in_scripts_without_capitals_glued_hosts_and_line_numbers(redactor, text, expected):
+    assert _one(redactor, text).content == expected
+
+
+@pytest.mark.parametrize("text", [
+    "Номер заказа 916-427-18-55, сумма 4 280 ₽",
+    "כל בתי הספר סגורים מחר",
+    "คุณภาพสินค้าดีมาก",
+])
+def test_record_numbers_of_other_languages_and_words_after_cues_name_no_one(redactor, text):
+    assert _one(redactor, text).content == text

@@ -10,11 +10,12 @@ person there too.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
-from ibex_worker.adapters.recognizers import (CJK_NAMED, CUED, ID_LIKE, KNOWN, NOT_NAME_WORDS, OTHER_SCRIPT, SPACY,
-                                              THING_NAMED)
+from ibex_worker.adapters.recognizers import (CJK_NAMED, CUED, ID_LIKE, KNOWN, NOT_NAME_WORDS, OTHER_SCRIPT,
+                                              SCRIPT_NAMED, SPACY, THING_NAMED)
 from ibex_worker.pii import languages, name_model, name_neighbours
 from ibex_worker.pii.casing import View
 from ibex_worker.pii.lexicon import places
@@ -41,7 +42,8 @@ def arbitrate_names(view: View, doc: Sequence[Any], raw: Sequence[Finding], refi
                     model: name_model.NameModel) -> list[Finding]:
     """The refined findings with their people replaced by the names the model finds, reading
     every finder's people (before and after refinement) as evidence; in text written mostly
-    in Chinese, Japanese or Korean, which the model cannot read, those names are ``cjk_names``'.
+    in Chinese, Japanese, Korean or Thai, which the model cannot read, those names are
+    ``cjk_names``' and ``script_names``'.
     Then the names the structure around them gives (an alias in brackets, the other speakers
     of a text in turns, the rest of a list of people, a signature:
     ``name_neighbours.aliases_and_speakers``)."""
@@ -50,11 +52,13 @@ def arbitrate_names(view: View, doc: Sequence[Any], raw: Sequence[Finding], refi
     probabilities = model.probabilities(view.text, words, name_evidence(raw, refined), foreign=foreign)
     kept = [(f.start, f.end) for f in refined if f.entity_type == "PERSON"]
     cjk_text = _cjk_text(view.text)
-    people = [Finding("PERSON", start, end, MODEL_NAME_SCORE, MODEL_NAMED)
+    people = [Finding("PERSON", *_whole_words(view.text, start, end), MODEL_NAME_SCORE, MODEL_NAMED)
               for start, end in name_model.name_spans(view.text, words, probabilities, model.threshold)
               if _model_person(view.text, start, end, kept)
               and not (cjk_text and _CJK_SPAN.fullmatch(view.text[start:end]))]
-    cjk = [f for f in refined if f.entity_type == "PERSON" and f.recognizer == CJK_NAMED]
+    others = [(f.start, f.end) for f in refined if f.entity_type != "PERSON"]
+    people = people if foreign else [_grown(view.text, f, others) for f in people]
+    cjk = [f for f in refined if f.entity_type == "PERSON" and f.recognizer in (CJK_NAMED, SCRIPT_NAMED)]
     found = [(f.start, f.end) for f in people + cjk]
     structural = [Finding("PERSON", h.start, h.end, h.score, MODEL_NAMED)
                   for h in name_neighbours.aliases_and_speakers(view.text, found, NOT_NAME_WORDS,
@@ -62,11 +66,42 @@ def arbitrate_names(view: View, doc: Sequence[Any], raw: Sequence[Finding], refi
     return [f for f in refined if f.entity_type != "PERSON"] + people + cjk + structural
 
 
-# Chinese, Japanese or Korean writing. In text mostly of these scripts the model, which reads
-# words between spaces, takes a whole unspaced sentence for a name ("黄金价格今天又涨了"): there
-# ``cjk_names`` decides. A short run of them in Latin text is the model's to decide.
-_CJK_LETTER = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uff66-\uff9f\uac00-\ud7a3]")
+# Chinese, Japanese, Korean or Thai writing. In text mostly of these scripts the model, which
+# reads words between spaces, takes a whole unspaced sentence for a name ("黄金价格今天又涨了"):
+# there ``cjk_names`` and ``script_names`` decide. A short run of them in Latin text is the
+# model's to decide.
+_CJK_LETTER = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uff66-\uff9f\uac00-\ud7a3"
+                         r"\u0e00-\u0e7f]")
 _CJK_SPAN = re.compile(rf"(?:{_CJK_LETTER.pattern}|[\s\u3000-\u303f\uff01-\uff65])+")
+
+
+_NOT_LATIN = re.compile(r"[^\x00-\u024f\u1e00-\u1eff]")
+
+
+def _grown(text: str, finding: Finding, others: Sequence[tuple[int, int]]) -> Finding:
+    """A name the model found, grown over the rest of its name (``name_neighbours.completed``:
+    "John [Smith]", where the model, trained on text that names "John Lewis" and "Elton John",
+    doubts "John"), never over a brand ("Ahmed [Tesla]"), into another finding or over words of
+    another script."""
+    start, end = name_neighbours.completed(text, finding.start, finding.end, NOT_NAME_WORDS | BRANDS)
+    if any(s < end and start < e for s, e in others) or _NOT_LATIN.search(text[start:finding.start]
+                                                                          + text[finding.end:end]):
+        return finding  # another finding, or words of a script the view capitalises whole
+    return Finding(finding.entity_type, start, end, finding.score, finding.recognizer)
+
+
+def _whole_words(text: str, start: int, end: int) -> tuple[int, int]:
+    """The span grown to whole words: the model's words end at a combining mark, which scripts
+    such as Devanagari and Thai write inside words ("शर्मा" would be cut to "श" and "र")."""
+    while start > 0 and _in_word(text[start - 1]):
+        start -= 1
+    while end < len(text) and _in_word(text[end]):
+        end += 1
+    return start, end
+
+
+def _in_word(ch: str) -> bool:
+    return ch.isalpha() or unicodedata.category(ch)[0] == "M"
 
 
 def _cjk_text(text: str) -> bool:

@@ -26,7 +26,7 @@ from presidio_analyzer.predefined_recognizers import (CryptoRecognizer, EmailRec
                                                       UsItinRecognizer, UsSsnRecognizer)
 
 from ibex_worker.pii import (addresses, cjk_addresses, cjk_names, ibans, identifiers, languages, name_neighbours,
-                             name_words, names, networks, numbers, payments)
+                             name_words, names, networks, numbers, payments, script_names)
 from ibex_worker.pii.business import SSN_WORDS
 from ibex_worker.pii.casing import View
 from ibex_worker.pii.lexicon import capitalised_share, gazetteer, places
@@ -48,6 +48,7 @@ THING_NAMED = "IbexThingNamedPersonRecognizer"
 NAMED_ID = "IbexNamedIdRecognizer"
 OTHER_SCRIPT = "IbexOtherScriptNameRecognizer"
 CJK_NAMED = "IbexCjkNameRecognizer"  # names in Chinese, Japanese and Korean text: taken as found
+SCRIPT_NAMED = "IbexScriptNameRecognizer"  # names cued in Arabic, Hebrew, Indic and Thai text: taken as found
 _NUMBER_TYPES = frozenset({"PHONE_NUMBER", "CREDIT_CARD", "US_SSN", "US_ITIN", NATIONAL_ID})
 
 # Names of identifiers and payment words that label a value ("NIE", "IBAN", "Amex"): not people.
@@ -233,6 +234,7 @@ def build_registry(nlp_engine: Any) -> RecognizerRegistry:
         FunctionRecognizer(THING_NAMED, ["PERSON"], lambda text: names.people_named_like_things(text, NOT_A_PERSON)),
         FunctionRecognizer(OTHER_SCRIPT, ["PERSON"], names.other_script_names),
         FunctionRecognizer(CJK_NAMED, ["PERSON"], cjk_names.cjk_names),
+        FunctionRecognizer(SCRIPT_NAMED, ["PERSON"], script_names.script_names),
     ):
         registry.add_recognizer(recognizer)
     return registry
@@ -283,7 +285,7 @@ def _names_of_foreign_text(text: str, findings: list[Finding]) -> list[Finding]:
     its words that are names (see ``ibex_worker.pii.languages``); a cue's name stands."""
     out = []
     for f in findings:
-        if f.entity_type != "PERSON" or f.recognizer in (CUED, CJK_NAMED):
+        if f.entity_type != "PERSON" or f.recognizer in (CUED, CJK_NAMED, SCRIPT_NAMED):
             out.append(f)
             continue
         out.extend(Finding(f.entity_type, start, end, f.score, f.recognizer)
@@ -390,11 +392,3 @@ def _person(value: str, *, announced: bool = False, placed: bool = False) -> boo
         return False
     return not all(len(word) <= 5 and _LATIN.fullmatch(word) and not re.search(r"[aeiouyà-ÿ]", word)
                    for word in words)
-
-
-def pin_tldextract_offline() -> None:
-    """Presidio's email recognizer calls ``tldextract``, which downloads the public suffix
-    list on first use; offline that stalls. Use the snapshot bundled with the package."""
-    import tldextract.tldextract as tld
-
-    tld.TLD_EXTRACTOR = tld.TLDExtract(suffix_list_urls=(), cache_dir=None, fallback_to_snapshot=True)

@@ -61,9 +61,9 @@ class PresidioRedactor:
         from presidio_analyzer import AnalyzerEngine
         from presidio_analyzer.nlp_engine import NerModelConfiguration, SpacyNlpEngine
 
-        from ibex_worker.adapters.recognizers import build_registry, entity_type, pin_tldextract_offline
+        from ibex_worker.adapters.recognizers import build_registry, entity_type
 
-        pin_tldextract_offline()
+        _pin_tldextract_offline()
         engine = SpacyNlpEngine(models=[{"lang_code": "en", "model_name": model_name}],
                                 ner_model_configuration=NerModelConfiguration(labels_to_ignore=IGNORED_NER_LABELS))
         engine.nlp = {"en": nlp}  # share the worker's pipeline; never spacy.load (or download) again
@@ -155,3 +155,11 @@ def to_original(view: View, decision: Decision) -> Decision:
     """A decision made in the view, in the original text's coordinates."""
     return Decision([_shift(view, f) for f in decision.redact], [_shift(view, f) for f in decision.mask],
                     decision.reasons)
+
+
+def _pin_tldextract_offline() -> None:
+    """Presidio's email recognizer calls ``tldextract``, which downloads the public suffix
+    list on first use; offline that stalls. Use the snapshot bundled with the package."""
+    import tldextract.tldextract as tld
+
+    tld.TLD_EXTRACTOR = tld.TLDExtract(suffix_list_urls=(), cache_dir=None, fallback_to_snapshot=True)

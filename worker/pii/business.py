@@ -54,8 +54,33 @@ _REGISTERS = [
     "ust", "rcs", "nip", "regon", "krs", "kvk", "orgnr", "company no", "company registration", "business number",
     "employer number", "hrb", "hra", "duns", "d-u-n-s", "lei", "rea", "aba", "routing", "swift", "bic",
     "consignment", "rma", "pin", "ts", "lotto", "sipariş", "siparis", "barcode", "barras", "boleto", "iata",
-    "charity", "registration", "cvr", "gst", "hst", "nipc", "nif da empresa",
+    "charity", "registration", "cvr", "gst", "hst", "nipc", "nif da empresa", "y-tunnus", "ytunnus", "alv", "кпп",
+    "огрн",
 ]
+
+# Records of other languages, as documents: invoices, delivery notes, contracts, waybills,
+# policies, serial and article numbers, receipts. They name only the number right after them,
+# or after their number word ("Lieferschein 0049 1762 2849 915", "Счёт № 118"), and only where
+# no phone word stands earlier in the clause ("Bitte Rückruf zum Vertrag: 030 12345678").
+RECORDS_RIGHT_BEFORE = Cues.of([
+    "накладная", "накладной", "договор", "договора", "договору", "счёт", "счет", "счета", "квитанция", "квитанции",
+    "трек-номер", "полис", "полиса", "серийный", "заводской", "артикул", "рахунок", "рахунку", "договір", "накладна",
+    "smlouva", "smlouvy", "fatura", "faturası", "poliçe", "sözleşme", "فاتورة", "الفاتورة", "العقد", "بوليصة",
+    "avtal", "avtalet", "kvitto", "lasku", "laskun", "sopimus", "számla", "szerződés", "factură", "τιμολόγιο",
+    "τιμολογίου", "σύμβαση", "faktur", "tagihan", "kontrak", "bolla", "ddt", "bon de livraison", "bon de commande",
+    "albarán", "albaran", "lieferschein", "vertrag", "delivery note", "dispatch note", "packing slip", "token",
+    "terminal",
+])
+# Orders and shipments of other languages: words that also label the line for them ("Telefon
+# für die Lieferung", "Tel. pro objednávky"), so they name a record only beside a number word
+# ("Номер заказа 916-427-18-55", "Objednávka č. 603 218 447", "takip numarası", "رقم التتبع").
+ORDERS_BESIDE_NUMBER_WORD = frozenset({
+    "заказ", "заказа", "заказу", "отправление", "отправления", "посылка", "посылки", "замовлення", "посилка",
+    "objednávka", "objednávky", "objednávku", "zásilka", "zásilky", "takip", "kargo", "gönderi", "الطلب", "التتبع",
+    "الشحنة", "شحنة", "beställning", "beställningen", "leverans", "försändelse", "bestilling", "ordre",
+    "forsendelse", "tilaus", "tilauksen", "lähetys", "rendelés", "comanda", "comandă", "colet", "παραγγελία",
+    "παραγγελίας", "pengiriman", "levering", "livraison", "envoi", "envio", "lieferung", "荷物", "お荷物",
+})
 
 # Video meetings' ids ("meeting ID 891 2345 6780"); a dial-in number is written with a phone
 # word or a "+". "Zoom" alone is decided right before the number (``phone_vetoes.named_kind``).

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import unicodedata
 
 from ibex_worker.pii import spoken, version_quads
 from ibex_worker.pii.context import words_before
@@ -185,8 +186,36 @@ _IPV6_PORT = re.compile(r"(?<![\w:.])((?:[0-9a-f]{0,4}:){2,7}[0-9a-f]{0,4}):(\d{
 
 
 def ip_addresses(text: str) -> list[Hit]:
-    """The addresses Presidio's recognizer does not see: IPv6 with a port, IPv4 read out."""
-    return ipv6_with_port(text) + spoken_ips(text)
+    """The addresses Presidio's recognizer does not see: IPv6 with a port, IPv4 read out or
+    glued to words of scripts written without spaces."""
+    return ipv6_with_port(text) + spoken_ips(text) + glued_ipv4(text)
+
+
+# An IPv4 address with letters of another script right before or after it ("服务器10.8.21.17又挂了",
+# "서버192.168.0.15가", "आईपी192.168.1.20", "服务器IP10.8.21.17挂了"): Presidio's pattern wants a
+# word boundary there, and these letters (and the vowel signs of Indic and Thai scripts) are word
+# characters to it; so are Latin letters right after it ("10.8.21.17ssh"). A quad with a Latin
+# letter before it or no letters around it is left to that pattern ("v10.4.2.1" is no host).
+_GLUED_IPV4 = re.compile(r"(?<![0-9.\-_])\d{1,3}(?:\.\d{1,3}){3}(?![0-9_]|\.\d)")
+
+
+def _other_script(ch: str) -> bool:
+    return bool(ch) and not ch.isascii() and unicodedata.category(ch)[0] in "LM"
+
+
+def glued_ipv4(text: str) -> list[Hit]:
+    hits = []
+    for match in _GLUED_IPV4.finditer(text):
+        before, after = text[max(0, match.start() - 1):match.start()], text[match.end():match.end() + 1]
+        glued_after = after.isascii() and after.isalpha() and not before.isalpha()
+        if not (_other_script(before) or _other_script(after) or glued_after):
+            continue  # no letters, or a Latin letter before it: Presidio's recognizer decides
+        try:
+            ipaddress.IPv4Address(match.group(0))
+        except ValueError:
+            continue
+        hits.append(Hit("IP_ADDRESS", match.start(), match.end(), LIKELY))
+    return hits
 
 
 # An IPv4 address read out: four groups of number words (or digits) joined by "dot" or "point".

@@ -229,8 +229,9 @@ def _phone_alone(text: str, start: int, value: str) -> bool:
     before = words_before(text, start, 6)
     if phone_vetoes.vat_number(text, start, value) or phone_vetoes.postcode(text, start, value) \
             or phone_vetoes.named_kind(text, start, value) \
-            or phone_vetoes.meeting_id(text, start) and not value.startswith("+") and not _phone_cue(text, start):
-        return False  # "VAT Reg. GB 123 4567 89", "BE 0417.497.106", a ZIP+4 code in a text about postal codes
+            or phone_vetoes.meeting_id(text, start) and not value.startswith("+") and not _phone_cue(text, start) \
+            or not value.startswith("+") and phone_vetoes.record_right_before(before, _NUMBER_WORDS):
+        return False  # "VAT Reg. GB 123 4567 89", a ZIP+4 code in a text about postal codes, "Номер заказа 916-427-18-55"
     if any(before[-len(phrase):] == list(phrase) for phrase in RECORDS.phrases if set(phrase) & PHONE_CUES.words):
         return False  # "call ID 7781-2241-09": the phone word is part of the record's name
     near = 1 if value.startswith(("+", "(")) else 6  # "+44 ..." is a phone unless labelled right before it
@@ -262,7 +263,6 @@ def named_by_record(text: str, start: int) -> bool:
     before = [word for word in words_before(text, start, 4) if word != "#"]
     return phone_vetoes.clause_head(text, start, _PHONE_HEADS) is False or bool(before) \
         and before[-1] in PRODUCT_RECORDS and not SSN_WORDS.found_in(before)
-
 
 
 # A count grouped by thousands with a one- or two-digit lead ("5 330 000", "45 905 417"), ten

@@ -8,8 +8,9 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
-from ibex_worker.pii.business import RECORDS
+from ibex_worker.pii.business import ORDERS_BESIDE_NUMBER_WORD, RECORDS, RECORDS_RIGHT_BEFORE
 from ibex_worker.pii.context import Cues, words_before
+from ibex_worker.pii.phone_words import PHONE_CUES
 
 # The country prefixes of EU and UK VAT numbers, and the words that name such a number.
 _VAT_COUNTRIES = frozenset("at be bg cy cz de dk ee el es fi fr gb hr hu ie it lt lu lv mt nl pl pt ro se si sk "
@@ -226,3 +227,28 @@ def another_s_number(text: str, start: int, between: list[str]) -> bool:
 
 
 _TITLES = frozenset({"mr", "mrs", "ms", "dr", "herr", "frau", "mme", "sr", "sra", "pan", "pani"})
+
+
+# Phone words that name nothing alone: one-letter labels and prepositions ("m:", "at").
+_NAMING_NOTHING = frozenset({"on", "at", "m", "t", "p", "o", "w", "h", "number"})
+
+
+def record_right_before(before: list[str], number_words: frozenset[str]) -> bool:
+    """A document's word of another language right before the number or its number word, or
+    an order's word beside a number word, with no phone word earlier in the clause.
+    ``number_words``: the words that say "number" in the languages the finder reads."""
+    numbered_by = number_words | {"رقم"}
+    if any(word in PHONE_CUES.words and word not in numbered_by and word not in _NAMING_NOTHING for word in before):
+        return False  # "Handynummer für die Lieferung 0176 ...", "Tél. livraison 06 12 ..."
+    words = list(before)
+    numbered = False
+    while words and words[-1] in numbered_by:
+        words.pop()
+        numbered = True
+    if not words:
+        return False
+    if words[-1] in RECORDS_RIGHT_BEFORE.words or any(
+            tuple(words[-len(phrase):]) == phrase for phrase in RECORDS_RIGHT_BEFORE.phrases):
+        return True
+    return words[-1] in ORDERS_BESIDE_NUMBER_WORD and (
+        numbered or len(words) >= 2 and words[-2] in numbered_by)

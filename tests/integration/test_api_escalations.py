@@ -277,14 +277,14 @@ def test_contradictory_facts_written_over_http_are_decided_by_the_worker_and_a_p
 
     [shown] = resolved["escalations"]
     assert (shown["escalation_id"], shown["status"], shown["outcome"], shown["decided_by"]) == \
-        (escalation_id, "resolved", "contradicts", "classifier:rules@4")
+        (escalation_id, "resolved", "contradicts", "classifier:rules@5")
     assert (shown["memory_id"], shown["candidate_id"]) == (newer_id, older_id)
     assert shown["decision_reason"] and shown["decided_at"] and shown["evidence"]["similarity"] > 0.92
     assert STANDUP_OLD not in str(resolved) and STANDUP_NEW not in str(resolved)
     assert statuses == ["active", "active"]
     assert {(link["type"], link["direction"], link["memory_id"], link["decided_by"]) for link in links} == {
         ("near_duplicate_of", "outgoing", older_id, "pipeline"),
-        ("contradicts", "outgoing", older_id, "classifier:rules@4")}
+        ("contradicts", "outgoing", older_id, "classifier:rules@5")}
     contradiction = next(link for link in links if link["type"] == "contradicts")
     assert contradiction["evidence"]["escalation_id"] == escalation_id
     assert contradiction["evidence"]["rule"] == "different_numbers"
@@ -294,4 +294,4 @@ def test_contradictory_facts_written_over_http_are_decided_by_the_worker_and_a_p
     body = decided.json()
     assert (body["status"], body["outcome"], body["decided_by"]) == ("resolved", "compatible", f"api_key:{key_id}")
     assert [d["outcome"] for d in body["decisions"]] == ["needs_review", "compatible"]
-    assert [d["decided_by"] for d in body["decisions"]] == ["classifier:rules@4", f"api_key:{key_id}"]
+    assert [d["decided_by"] for d in body["decisions"]] == ["classifier:rules@5", f"api_key:{key_id}"]

@@ -45,7 +45,7 @@ def test_overlapping_contradictory_facts_end_as_contradicts_with_both_active_and
 
     shown = service.get_escalation(engine, org, escalation_id)
     assert (shown["status"], shown["outcome"], shown["decided_by"]) == ("resolved", "contradicts",
-                                                                        "classifier:rules@4")
+                                                                        "classifier:rules@5")
     assert (shown["memory_id"], shown["candidate_id"]) == (newer["memory_id"], older["memory_id"])
     assert shown["decision_reason"] and shown["decided_at"]
     assert [d["details"]["rule"] for d in shown["decisions"]] == ["different_numbers"]
@@ -57,7 +57,7 @@ def test_overlapping_contradictory_facts_end_as_contradicts_with_both_active_and
     assert set(links) == {(newer["memory_id"], older["memory_id"], "near_duplicate_of"),
                           (newer["memory_id"], older["memory_id"], "contradicts")}
     contradiction = links[(newer["memory_id"], older["memory_id"], "contradicts")]
-    assert contradiction.decided_by == "classifier:rules@4"
+    assert contradiction.decided_by == "classifier:rules@5"
     assert contradiction.evidence["escalation_id"] == escalation_id
     assert contradiction.evidence["reason"] == shown["decision_reason"]
 

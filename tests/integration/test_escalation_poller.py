@@ -41,12 +41,12 @@ def test_the_rules_classifier_decides_each_pair_and_records_who_decided_and_why(
                                         (compatible, "compatible", "resolved", "same_statement"),
                                         (undecided, "needs_review", "needs_review", "no_rule")):
         row = escalation(engine, item.escalation_id)
-        assert (row.status, row.outcome, row.decided_by) == (status, outcome, "classifier:rules@4")
+        assert (row.status, row.outcome, row.decided_by) == (status, outcome, "classifier:rules@5")
         assert row.decision_reason and row.decided_at is not None
         assert (row.lease_token, row.lease_owner, row.attempts) == (None, None, 1)
         [logged] = decisions(engine, item.escalation_id)
         assert (logged.outcome, logged.decided_by, logged.reason) == (outcome, row.decided_by, row.decision_reason)
-        assert logged.details == {"classifier": "rules", "version": "4", "rule": rule, "poller": f"rules-{org}",
+        assert logged.details == {"classifier": "rules", "version": "5", "rule": rule, "poller": f"rules-{org}",
                                   "attempt": 1}
 
     # Contradictions are linked and both sides stay active; nothing else is linked.
@@ -54,17 +54,17 @@ def test_the_rules_classifier_decides_each_pair_and_records_who_decided_and_why(
     assert sorted((str(r.source_memory_id), str(r.target_memory_id), r.relationship_type) for r in links) == \
         sorted((i.newer_id, i.older_id, "contradicts") for i in (contradicts, negated))
     link = next(r for r in links if str(r.source_memory_id) == contradicts.newer_id)
-    assert link.decided_by == "classifier:rules@4"
-    assert link.evidence == {"escalation_id": contradicts.escalation_id, "decided_by": "classifier:rules@4",
+    assert link.decided_by == "classifier:rules@5"
+    assert link.evidence == {"escalation_id": contradicts.escalation_id, "decided_by": "classifier:rules@5",
                              "reason": escalation(engine, contradicts.escalation_id).decision_reason,
-                             "classifier": "rules", "version": "4", "rule": "different_numbers",
+                             "classifier": "rules", "version": "5", "rule": "different_numbers",
                              "poller": f"rules-{org}", "attempt": 1}
     assert {m.status for m in query(engine, "SELECT status FROM memories WHERE org_id = :o", o=org)} == {"active"}
 
     # Visible to the API layer, decision and history included.
     shown = service.get_escalation(engine, org, contradicts.escalation_id)
     assert (shown["status"], shown["outcome"], shown["decided_by"]) == ("resolved", "contradicts",
-                                                                        "classifier:rules@4")
+                                                                        "classifier:rules@5")
     assert [d["outcome"] for d in shown["decisions"]] == ["contradicts"]
     assert [e["escalation_id"] for e in service.list_escalations(engine, org, "needs_review")["items"]] == \
         [undecided.escalation_id]
@@ -343,7 +343,7 @@ def test_a_needs_review_escalation_keeps_both_decisions_in_its_history(infra, en
     shown = service.get_escalation(engine, org, item.escalation_id)
     assert (shown["status"], shown["outcome"], shown["decided_by"]) == ("resolved", "contradicts", "api_key:k-1")
     assert [(d["outcome"], d["decided_by"]) for d in shown["decisions"]] == \
-        [("needs_review", "classifier:rules@4"), ("contradicts", "api_key:k-1")]
+        [("needs_review", "classifier:rules@5"), ("contradicts", "api_key:k-1")]
     assert [r.relationship_type for r in relationships(engine, org)] == ["contradicts"]
 
 
@@ -390,7 +390,7 @@ def test_escalations_are_tenant_scoped_validated_and_paginated(engine):
         service.resolve(engine, org, mine[0].escalation_id, "needs_review", None, "api_key:k-1")
     assert [i.field for i in bad_outcome.value.issues] == ["outcome"]
     with pytest.raises(ValueError):
-        service.resolve(engine, org, mine[0].escalation_id, "compatible", None, "classifier:rules@4")
+        service.resolve(engine, org, mine[0].escalation_id, "compatible", None, "classifier:rules@5")
 
 
 def test_the_cli_lists_and_resolves_escalations(infra, engine):

@@ -228,3 +228,16 @@ def test_overlapping_facts_the_rules_cannot_order_still_escalate(new, old):
     result = plan(new, [old])
     assert result["escalations"] == [{"candidate_id": "old", "reason": "overlapping_intervals"}]
     assert result["supersedes"] == result["superseded_by"] == [] and result["replaced"] == {}
+
+
+def test_possibly_one_person_by_the_sound_of_the_name_is_never_superseded_without_a_person():
+    # "Carl Jones works at the Berlin office" and "Carol Jones ...": other tags, one sound.
+    carl, carol = ("PERSON:k1:aa11:s:50d",), ("PERSON:k1:bb22:s:50d",)
+    older = Fact("old", JAN, JUN, SUBJECT, content="[PERSON] works at the Berlin office.", redaction_tags=carl)
+    newer = Fact("new", JUN, None, SUBJECT, content="[PERSON] works at the Berlin office.", redaction_tags=carol)
+    assert plan(newer, [older]) == {"supersedes": [], "superseded_by": [], "escalations": [], "subjects": {},
+                                    "replaced": {}}
+    overlapping = Fact("new", MAR, None, SUBJECT, content="[PERSON] works at the Berlin office.", redaction_tags=carol)
+    assert plan(overlapping, [older])["escalations"] == [{"candidate_id": "old", "reason": "overlapping_intervals"}]
+    same = Fact("new", JUN, None, SUBJECT, content="[PERSON] works at the Berlin office.", redaction_tags=carl)
+    assert plan(same, [older])["supersedes"] == ["old"]

@@ -1,7 +1,8 @@
 """Near-duplicate quality with the real MiniLM weights, on the labelled pairs of
-``ops.dedup_eval`` (no infrastructure): the held-out figures issue 14 sets targets for, as
-far as they are met, so that a regression fails here. Held-out recall of all linkable pairs
-(0.82, target 0.95) is not met: paraphrases below the 0.92 embedding threshold are the gap
+``ops.dedup_eval`` (no infrastructure), scored as the pipeline compares them (redacted, with
+their placeholders' tags): the held-out figures issue 14 sets targets for, as far as they are
+met, so that a regression fails here. Held-out recall of all linkable pairs (0.83, target 0.95)
+is not met: paraphrases below the 0.92 embedding threshold are most of the gap
 (``docs/dedup-quality.md``)."""
 
 from __future__ import annotations
@@ -24,11 +25,12 @@ def test_the_lexical_threshold_in_force_is_the_one_chosen_on_dev(scored):
     assert choose_lexical_threshold(scored["dev"], EMB) == LEX
 
 
-def test_held_out_precision_meets_the_target_and_beats_the_embedding_before(scored):
+def test_held_out_precision_meets_the_target_and_recall_beats_the_embedding_alone(scored):
     combined = figures(scored["heldout"], "combined", EMB, LEX)
     before = figures(scored["heldout"], "embedding, before", EMB, LEX)
-    assert combined["precision"] >= 0.95
-    assert combined["recall"] > before["recall"] + 0.15
+    embedding = figures(scored["heldout"], "embedding", EMB, LEX)
+    assert combined["precision"] >= 0.95 and combined["precision"] > before["precision"]
+    assert combined["recall"] > embedding["recall"] + 0.1
 
 
 def test_held_out_typos_and_spelling_variants_are_linked(scored):
@@ -43,3 +45,13 @@ def test_pairs_about_different_records_are_never_linked(scored):
     records = [s for s in scored["heldout"] if s.pair.kind == "record"]
     assert records and not any(linked(s, "combined", EMB, LEX) for s in records)
     assert sum(linked(s, "embedding, before", EMB, LEX) for s in records) >= len(records) // 2
+
+
+def test_names_spelt_two_ways_are_linked_and_other_people_are_not(scored):
+    def linked_share(split: str, kind: str) -> float:
+        pairs = [s for s in scored[split] if s.pair.kind == kind]
+        return sum(linked(s, "combined", EMB, LEX) for s in pairs) / len(pairs)
+
+    assert linked_share("dev", "other_person") == 0.0
+    assert linked_share("dev", "name") >= 0.8                  # 30 of 36 when names' sounds were added
+    assert linked_share("heldout", "name") >= 0.75             # 6 of 8 (2 of 8 before)

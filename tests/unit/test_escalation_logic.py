@@ -151,7 +151,7 @@ def test_tokens_split_numbers_from_units_and_keep_placeholders():
 
 
 def test_the_rules_classifier_names_itself_with_its_version():
-    assert RulesClassifier().decided_by == "classifier:rules@4"
+    assert RulesClassifier().decided_by == "classifier:rules@5"
 
 
 # ---------------------------------------------------------------- reading a model's answer

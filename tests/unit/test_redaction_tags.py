@@ -21,9 +21,11 @@ def tags_of(text: str, spans: list[tuple[str, str]], org: str = "org-a", key: st
 
 def test_a_tag_names_its_type_and_never_holds_the_value():
     _, (tag,) = tags_of("Call Maria Lopez today.", [("PERSON", "Maria Lopez")])
-    kind, kid, digest = tag.split(":")
-    assert kind == "PERSON" and len(kid) == 8 and len(digest) == 16 and int(digest, 16) >= 0
+    kind, kid, digest, mark, sound = tag.split(":")
+    assert kind == "PERSON" and len(kid) == 8 and mark == ""
+    assert all(len(h) == 16 and int(h, 16) >= 0 for h in (digest, sound))
     assert "maria" not in tag.lower() and "lopez" not in tag.lower()
+    assert redaction_tags.sound_key("Maria Lopez") not in tag
 
 
 def test_equal_values_get_one_tag_whatever_their_case_spacing_or_separators():
@@ -89,9 +91,11 @@ def test_a_name_is_marked_by_where_it_stands_and_only_a_name():
                (73, 76, "PERSON", True)]
     plain = redaction_tags.make(KEY, "org-a", text, regions)
     marked = redaction_tags.make(KEY, "org-a", text, regions, subject=(0, 25), value=(29, 70))
-    assert [tag.count(":") for tag in plain] == [2, 2, 2, 2]
-    assert [tag.split(":")[3:] for tag in marked] == [["s"], ["v"], [], []]
-    assert [":".join(tag.split(":")[:3]) for tag in marked] == plain
+    assert [tag.count(":") for tag in plain] == [4, 4, 2, 2]   # full names have a sound; "Ann" is too short
+    assert [tag.split(":")[3:4] for tag in marked] == [["s"], ["v"], [], []]
+    assert [tag.split(":")[3:4] for tag in plain] == [[""], [""], [], []]
+    assert [tag.split(":")[:3] + tag.split(":")[4:] for tag in marked] == \
+        [tag.split(":")[:3] + tag.split(":")[4:] for tag in plain]
 
 
 @pytest.mark.parametrize(("etype", "a", "b", "equal"), [
@@ -129,6 +133,8 @@ CLIENT, OTHER_CLIENT = t("PERSON", "1", "s"), t("PERSON", "2", "s")
      "compatible", "different_people"),
     (GUIDE.format(day="Monday", date=3), [CLIENT], GUIDE.format(day="Friday", date=7), [],
      "needs_review", "redacted_values_unknown"),
+    (GUIDE.format(day="Monday", date=3), [CLIENT + ":77"], GUIDE.format(day="Friday", date=7), [OTHER_CLIENT + ":77"],
+     "needs_review", "names_sound_alike"),           # "Jon Smyth" and "John Smith": possibly one person
     ("Call [PERSON] before 9am.", [CLIENT], "Call [PERSON] before 10am.", [CLIENT], "contradicts", "different_numbers"),
     ("[PERSON] is available.", [CLIENT], "[PERSON] is not available.", [CLIENT], "contradicts", "negation_flip"),
     ("The user's manager is [PERSON].", [t("PERSON", "1", "v")], "The user's manager is [PERSON].",
@@ -184,3 +190,51 @@ def test_a_model_classifier_is_never_sent_the_tags():
     newer = MemoryFact("2", "Call [PERSON] on Friday.", None, None, None, at, None, ("PERSON:k1:fedcba9876543210",))
     body = str(build_request("m", ConflictPair(older, newer, 0.95, "missing_valid_from")))
     assert "0123456789abcdef" not in body and "fedcba9876543210" not in body
+
+
+@pytest.mark.parametrize(("a", "b", "alike"), [
+    ("Jon Smyth", "John Smith", True),
+    ("Katherine Olsen", "Catherine Olson", True),
+    ("Steven Marsh", "Stephen Marsh", True),
+    ("Mohammed Rahman", "Muhammad Rahman", True),
+    ("José Pérez", "Jose Perez", True),
+    ("John Smith", "Jane Smith", False),        # another first vowel
+    ("Maria Rossi", "Mario Rossi", False),      # another last vowel
+    ("Daniel Cohen", "Daniela Cohen", False),
+    ("Tim Walsh", "Tom Walsh", False),
+    ("Peter Novak", "Paul Novak", False),
+])
+def test_two_spellings_of_a_name_sound_alike_and_two_names_do_not(a, b, alike):
+    assert (redaction_tags.sound_key(a) == redaction_tags.sound_key(b)) is alike
+
+
+@pytest.mark.parametrize("name", ["Tim Lee", "Ann", "王芳", "Анна Петрова", ""])
+def test_a_short_name_or_one_of_another_script_has_no_sound(name):
+    assert redaction_tags.sound_key(name) is None
+
+
+def test_names_spelt_two_ways_are_possibly_one_person_and_other_values_still_count():
+    _, smyth = tags_of("Jon Smyth asked for a call back.", [("PERSON", "Jon Smyth")])
+    _, smith = tags_of("John Smith asked for a call back.", [("PERSON", "John Smith")])
+    _, jane = tags_of("Jane Smith asked for a call back.", [("PERSON", "Jane Smith")])
+    def mark(tags: list[str]) -> list[str]:  # as the subject of their sentence (the parse marks it in the pipeline)
+        return [":".join(t.split(":")[:3] + ["s"] + t.split(":")[4:]) for t in tags]
+
+    assert redaction_tags.relation(mark(smyth), mark(smith)) == "names_sound_alike"
+    assert redaction_tags.relation(mark(smith), mark(jane)) == "different_people"
+    assert redaction_tags.relation(smyth, smith) == "names_sound_alike"
+    legacy = [":".join(t.split(":")[:3]) + ":s" for t in smyth], [":".join(t.split(":")[:3]) + ":s" for t in smith]
+    assert redaction_tags.relation(*legacy) == "different_people"   # tags stored before sounds were kept
+
+
+def test_a_text_hashes_as_it_did_before_names_had_a_sound():
+    from ibex_worker.pipeline.exact_dedup import content_hash
+
+    _, (tag,) = tags_of("Call Maria Lopez today.", [("PERSON", "Maria Lopez")])
+    kind, kid, value, mark, sound = tag.split(":")
+    assert sound and redaction_tags.identity(tag) == f"{kind}:{kid}:{value}"
+    stored_before = [f"{kind}:{kid}:{value}"]
+    assert content_hash("Call [PERSON] today.", [tag]) == content_hash("Call [PERSON] today.", stored_before)
+    marked = f"{kind}:{kid}:{value}:s:{sound}"
+    assert redaction_tags.identity(marked) == f"{kind}:{kid}:{value}:s"
+    assert redaction_tags.identity("PERSON:1") == "PERSON:1"

@@ -59,7 +59,7 @@ def order_pair(a: MemoryFact, b: MemoryFact) -> tuple[MemoryFact, MemoryFact]:
     return (a, b) if (a.created_at, a.memory_id) <= (b.created_at, b.memory_id) else (b, a)
 
 
-RULES_VERSION = "4"
+RULES_VERSION = "5"
 
 _NEGATIONS = frozenset({"not", "no", "never"})
 _ANTONYMS = frozenset(frozenset(pair) for pair in (
@@ -123,6 +123,10 @@ def rules_verdict(a: str, b: str, tags_a: Sequence[str] = (), tags_b: Sequence[s
             return Verdict("needs_review", "The statements contain redacted values, which may differ: whether "
                                            "they are about the same thing cannot be told from the stored text.",
                            "redacted_values_unknown")
+        if redaction_tags.relation(tags_a, tags_b) == "names_sound_alike":
+            return Verdict("needs_review", "The statements name people whose names are spelt differently but "
+                                           "sound alike: possibly one person, which a person should decide.",
+                           "names_sound_alike")
         if redaction_tags.relation(tags_a, tags_b) == "different_people":
             return Verdict("compatible", "The statements name different people (their redacted names differ): "
                                          "facts about two people can both hold.", "different_people")

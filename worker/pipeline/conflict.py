@@ -118,10 +118,13 @@ def plan(new: Fact, candidates: Sequence[Fact]) -> dict[str, Any]:
     result: dict[str, Any] = {"supersedes": [], "superseded_by": [], "escalations": [], "subjects": {},
                               "replaced": {}}
     for old in candidates:
+        # Names spelt two ways that sound alike are possibly one person: never superseded
+        # without a person; an overlap goes to them, sequential facts stay linked only.
+        alike = redaction_tags.relation(new.redaction_tags, old.redaction_tags) == "names_sound_alike"
         if new.valid_from is None or old.valid_from is None:
             result["escalations"].append({"candidate_id": old.memory_id, "reason": "missing_valid_from"})
         elif overlaps(new, old):
-            rule = replacement(new, old)
+            rule = None if alike else replacement(new, old)
             if rule is None:
                 result["escalations"].append({"candidate_id": old.memory_id, "reason": "overlapping_intervals"})
                 continue
@@ -130,7 +133,7 @@ def plan(new: Fact, candidates: Sequence[Fact]) -> dict[str, Any]:
             result["subjects"][old.memory_id] = "subject_key"
             result["replaced"][old.memory_id] = {
                 "rule": rule, "valid_until": (new if newer_first else old).valid_from.isoformat()}
-        elif (match := same_subject(new, old)) is not None:
+        elif not alike and (match := same_subject(new, old)) is not None:
             key = "supersedes" if new.valid_from > old.valid_from else "superseded_by"
             result[key].append(old.memory_id)
             result["subjects"][old.memory_id] = match

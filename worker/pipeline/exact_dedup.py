@@ -15,6 +15,7 @@ import hashlib
 import re
 from collections.abc import Sequence
 
+from ibex_worker import redaction_tags
 from ibex_worker.db import tenant_tx
 from ibex_worker.pipeline.context import StageDeps, WriteContext
 from ibex_worker.store import memories
@@ -25,7 +26,7 @@ _WHITESPACE = re.compile(r"\s+")
 def content_hash(content: str, tags: Sequence[str] = ()) -> str:
     normalised = _WHITESPACE.sub(" ", content).strip().lower()
     if tags:
-        normalised += "\x00" + "\x00".join(tags)
+        normalised += "\x00" + "\x00".join(redaction_tags.identity(tag) for tag in tags)
     return hashlib.sha256(normalised.encode("utf-8")).hexdigest()
 
 

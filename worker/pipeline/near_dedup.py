@@ -40,7 +40,9 @@ def find(conn: Any, ctx: WriteContext, deps: StageDeps,
     each carries every signal's score. It is left
     out when a person removed the link between these very texts (``unlinked_by_a_person``),
     when both name a kind of record by different identifiers (``different_records``), or
-    when their redacted names are different people's (``different_people``)."""
+    when their redacted names are different people's (``different_people``). Names spelt two
+    ways that sound alike ("Jon Smyth", "John Smith") are possibly one person: linked, with
+    ``names_sound_alike`` in the evidence."""
     settings = deps.settings
     threshold, lexical_threshold = (settings.memory_near_duplicate_sim_threshold,
                                     settings.memory_near_duplicate_lexical_threshold)
@@ -69,15 +71,17 @@ def find(conn: Any, ctx: WriteContext, deps: StageDeps,
         if partners is None:
             partners = relationships.unlinked_partners(conn, ctx.org_id, ctx.agent_id, ctx.content_hash)
         records = identifiers.distinct_records(identifiers.find(ctx.content or ""), identifiers.find(row.content))
+        people = redaction_tags.relation(ctx.redaction_tags, row.redaction_tags)
         if row.content_hash in partners:
             left_out.append({"memory_id": memory_id, "why": "unlinked_by_a_person"})
         elif records:
             left_out.append({"memory_id": memory_id, "why": "different_records", "records": records})
-        elif redaction_tags.relation(ctx.redaction_tags, row.redaction_tags) == "different_people":
+        elif people == "different_people":
             left_out.append({"memory_id": memory_id, "why": "different_people"})
         else:
             kept.append({"memory_id": memory_id, "similarity": similarity, "lexical_similarity": lexical_similarity,
-                         "same_fingerprint": same_fingerprint, "small_edits": small_edits})
+                         "same_fingerprint": same_fingerprint, "small_edits": small_edits,
+                         "names_sound_alike": people == "names_sound_alike"})
     kept.sort(key=lambda c: (-max(c["similarity"] or 0.0, c["lexical_similarity"] or 0.0), c["memory_id"]))
     return kept[:settings.near_duplicate_candidate_limit], left_out
 

@@ -207,7 +207,8 @@ def _signals(candidate: dict[str, Any], deps: StageDeps) -> dict[str, Any]:
             "lexical": {"similarity": lexical_similarity, "threshold": lexical_threshold,
                         "fired": lexical_similarity is not None and lexical_similarity >= lexical_threshold},
             "fingerprint": {"same": bool(candidate.get("same_fingerprint"))},
-            "small_edits": {"same_words": bool(candidate.get("small_edits"))}}
+            "small_edits": {"same_words": bool(candidate.get("small_edits"))},
+            "names": {"sound_alike": bool(candidate.get("names_sound_alike"))}}
 
 
 def _apply_supersessions(conn: Any, ctx: WriteContext, memory_id: str, plan: dict[str, Any]) -> None:

@@ -558,3 +558,13 @@ def test_given_names_names_in_scripts_without_capitals_glued_hosts_and_line_numb
 ])
 def test_record_numbers_of_other_languages_and_words_after_cues_name_no_one(redactor, text):
     assert _one(redactor, text).content == text
+
+
+def test_phone_metadata_patterns_are_compiled_once_not_per_text(redactor, monkeypatch):
+    texts = [f"Call me on 020 7946 {n:04d} or +49 30 1234 {n:04d} after 5 pm." for n in range(3)]
+    redactor.redact_many(texts[:1])
+    compiled = []
+    real_compile = re.compile
+    monkeypatch.setattr(re, "compile", lambda *args, **kwargs: compiled.append(args[0]) or real_compile(*args, **kwargs))
+    assert all("[PHONE_NUMBER]" in o.content for o in redactor.redact_many(texts[1:]))
+    assert compiled == []

@@ -49,9 +49,9 @@ def test_a_zip_plus_four_is_not_a_phone_number_where_the_text_speaks_of_zip_code
 
 def test_a_record_head_decides_only_before_a_copula_and_past_no_phone_word():
     view = canonical_view("Model no. 4471-220 is discontinued; call 0471 338 2291.").text
-    assert numbers.named_by_record(view, view.index("0471")) is False
+    assert numbers.named_by_record(view, view.index("0471"), view.index("0471") + 12) is False
     view = canonical_view("The order number, or call me, is 0471 338 2291.").text
-    assert numbers.named_by_record(view, view.index("0471")) is False
+    assert numbers.named_by_record(view, view.index("0471"), view.index("0471") + 12) is False
 
 
 @pytest.mark.parametrize("text, value", [
@@ -294,7 +294,7 @@ def test_a_record_described_or_named_elsewhere_leaves_a_person_s_phone_number_ma
 
 def test_an_ssn_a_clause_calls_a_member_id_stays_an_ssn():
     view = canonical_view("Patient Maria Lopez, 423-55-1234 is her member ID.").text
-    assert numbers.named_by_record(view, view.index("423-55-1234")) is False
+    assert numbers.named_by_record(view, view.index("423-55-1234"), view.index("423-55-1234") + 11) is False
 
 
 @pytest.mark.parametrize("text, value, phone", [
@@ -337,3 +337,23 @@ def test_a_record_word_of_another_language_right_before_a_number_names_a_record(
 ])
 def test_a_record_word_of_another_language_further_back_leaves_the_phone_number(text, value):
     assert _phone(text, value) is True
+
+
+@pytest.mark.parametrize("text, value, phone", [
+    ("Two-factor backup codes: 4417 2290, 8831 0062, 1190 7345.", "8831 0062", False),
+    ("El usuario gestiona los pedidos 0412 778 903 y 0412 779 115 del cliente.", "0412 778 903", False),
+    ("the claims 512-90-3378 and 512-90-3401 to discuss", "512-90-3401", False),
+    ("Bookings 1300 123 456", "1300 123 456", True),                        # a department's line is no list
+    ("Questions: accounts@example.co.uk or 0161 496 0420.", "0161 496 0420", True),
+    ("Our claims line is 0345 600 7788 or 0345 600 7789.", "0345 600 7788", True),  # a phone word in the clause
+])
+def test_numbers_listed_under_a_record_s_plural_are_records(text, value, phone):
+    assert _phone(text, value) is phone
+
+
+def test_an_ssn_shaped_number_in_a_list_of_skus_is_a_product_s():
+    view = canonical_view("Pricing applies to SKUs 330-18-4471 to 330-18-4480.").text
+    for value in ("330-18-4471", "330-18-4480"):
+        assert numbers.named_by_record(view, view.index(value), view.index(value) + 11) is True
+    view = canonical_view("Claims 330-18-4471 and 330-18-4480 are open.").text
+    assert numbers.named_by_record(view, view.index("330-18-4471"), view.index("330-18-4471") + 11) is False

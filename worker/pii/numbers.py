@@ -33,7 +33,6 @@ class Hit:
     score: float
 
 
-
 _SEP = r"[ .\-]"
 # A letter of a script written without spaces (kana, CJK ideographs): a number glued to it
 # ("電話番号は090-1234-5678です") starts and ends there all the same.
@@ -230,7 +229,8 @@ def _phone_alone(text: str, start: int, value: str) -> bool:
     if phone_vetoes.vat_number(text, start, value) or phone_vetoes.postcode(text, start, value) \
             or phone_vetoes.named_kind(text, start, value) \
             or phone_vetoes.meeting_id(text, start) and not value.startswith("+") and not _phone_cue(text, start) \
-            or not value.startswith("+") and phone_vetoes.record_right_before(before, _NUMBER_WORDS):
+            or not value.startswith("+") and phone_vetoes.record_right_before(before, _NUMBER_WORDS) \
+            or not value.startswith("+") and phone_vetoes.records_listed(text, start, start + len(value), before):
         return False  # "VAT Reg. GB 123 4567 89", a ZIP+4 code in a text about postal codes, "Номер заказа 916-427-18-55"
     if any(before[-len(phrase):] == list(phrase) for phrase in RECORDS.phrases if set(phrase) & PHONE_CUES.words):
         return False  # "call ID 7781-2241-09": the phone word is part of the record's name
@@ -257,12 +257,12 @@ def _phone_alone(text: str, start: int, value: str) -> bool:
     return any(word in strong for word in before)  # "my phone number for the order is ...": a phone word wins
 
 
-def named_by_record(text: str, start: int) -> bool:
-    """The clause ``start`` completes names a record's number, not a phone's, or a record's word
-    stands right before it with no identifier's name near ("Lot 402-19-7734", "order #600-22-7781")."""
+def named_by_record(text: str, start: int, end: int) -> bool:
+    """The clause names a record's number, not a phone's, or a record's word stands right before it or heads its
+    list, no identifier's name near ("Lot 402-19-7734", "order #600-22-7781", "SKUs 330-18-4471 to 330-18-4480")."""
     before = [word for word in words_before(text, start, 4) if word != "#"]
-    return phone_vetoes.clause_head(text, start, _PHONE_HEADS) is False or bool(before) \
-        and before[-1] in PRODUCT_RECORDS and not SSN_WORDS.found_in(before)
+    return phone_vetoes.clause_head(text, start, _PHONE_HEADS) is False or bool(before) and not SSN_WORDS.found_in(
+        before) and (before[-1] in PRODUCT_RECORDS or phone_vetoes.records_listed(text, start, end, before, PRODUCT_RECORDS))
 
 
 # A count grouped by thousands with a one- or two-digit lead ("5 330 000", "45 905 417"), ten

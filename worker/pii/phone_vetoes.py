@@ -252,3 +252,28 @@ def record_right_before(before: list[str], number_words: frozenset[str]) -> bool
         return True
     return words[-1] in ORDERS_BESIDE_NUMBER_WORD and (
         numbered or len(words) >= 2 and words[-2] in numbered_by)
+
+
+# Words that join the numbers of a list ("claims 512-90-3378 and 512-90-3401", "pedidos ... y ...").
+_LIST_JOINS = frozenset({"and", "or", "to", "&", "y", "o", "e", "et", "ou", "und", "oder", "en", "of", "och", "eller",
+                         "og", "i", "lub", "и", "или"})
+_LISTED_NUMBER = re.compile(r"\d[\d\s./-]{3,}\d")
+
+
+def records_listed(text: str, start: int, end: int, before: list[str], kinds: Collection[str] = RECORDS.words) -> bool:
+    """A list of numbers that a record's word in the plural heads ("claims 512-90-3378 and
+    512-90-3401", "SKUs 330-18-4471 to 330-18-4480", "pedidos 0412 778 903 y 0412 779 115",
+    "backup codes: 4417 2290, 8831 0062"): a department's single line ("Bookings 1300 123 456",
+    "Accounts: 0161 496 0420") is no list, and a phone word in the clause keeps it a phone.
+    ``kinds``: the record words that may head the list, in the singular."""
+    if any(word in PHONE_CUES.words for word in before):
+        return False
+    words = list(before)
+    numbers_before = 0
+    while words and (words[-1] in _LIST_JOINS or words[-1][:1].isdigit()):
+        numbers_before += words.pop()[:1].isdigit()
+    if not words or len(words[-1]) < 4 or not words[-1].endswith("s") or words[-1][:-1] not in kinds:
+        return False
+    after = re.match(r"\s*(?:[,;]|\b(?:" + "|".join(map(re.escape, sorted(_LIST_JOINS))) + r")\b)\s*",
+                     text[end:end + 12], re.IGNORECASE)
+    return numbers_before > 0 or after is not None and _LISTED_NUMBER.match(text, end + after.end()) is not None

@@ -195,3 +195,57 @@ def test_an_ipv4_address_glued_to_letters_of_another_script_is_found(text, value
                                   "v10.4.2.1build"])
 def test_a_quad_glued_to_latin_letters_or_no_address_is_left_to_the_other_finders(text):
     assert networks.glued_ipv4(text) == []
+
+
+def _address(text: str, value: str) -> bool:
+    from ibex_worker.pii.casing import canonical_view
+
+    view = canonical_view(text).text
+    start = view.index(value)
+    return networks.ip_in_context(view, start, start + len(value))
+
+
+@pytest.mark.parametrize("text, value, address", [
+    ("serial,model,old_fw,new_fw\nR52J30XYZQ,TC57,10.61.12.3,11.14.3.0", "10.61.12.3", False),
+    ("serial,model,old_fw,new_fw\nR52J30XYZQ,TC57,10.61.12.3,11.14.3.0", "11.14.3.0", False),
+    ("hostname,ip,firmware,site\ncam-21,10.60.2.21,5.7.3.41,Rotterdam", "10.60.2.21", True),   # the ip column
+    ("hostname,ip,firmware,site\ncam-21,10.60.2.21,5.7.3.41,Rotterdam", "5.7.3.41", False),
+    ("device,ip,fw\nedge-02,7.2.0.15,10.0.0.2", "7.2.0.15", True),                           # by column, not shape
+    ("| host | ip | fw |\n|---|---|---|\n| pos-03 | 10.8.1.23 | 9.1.0.77 |", "9.1.0.77", False),
+    ("| host | ip | fw |\n|---|---|---|\n| pos-03 | 10.8.1.23 | 9.1.0.77 |", "10.8.1.23", True),
+    ("src,dst,action\n81.2.69.160,81.2.69.161,deny", "81.2.69.161", True),
+])
+def test_a_table_s_header_names_a_column_of_versions_or_of_hosts(text, value, address):
+    assert _address(text, value) is address
+
+
+@pytest.mark.parametrize("text, value, address", [
+    ("[sip]\nregistrar=10.5.0.20\nuser_agent=Yealink SIP-T54W 96.86.0.70", "96.86.0.70", False),
+    ("[sip]\nregistrar=10.5.0.20\nuser_agent=Yealink SIP-T54W 96.86.0.70", "10.5.0.20", True),
+    ("device=HHT-0881 fw_from=10.52.7.0 fw_to=10.52.8.3 status=ok", "10.52.7.0", False),
+    ("msiexec /i FleetAgent-7.2.0.14-x64.msi /qn SERVER=10.0.40.5", "7.2.0.14", False),
+    ("msiexec /i FleetAgent-7.2.0.14-x64.msi /qn SERVER=10.0.40.5", "10.0.40.5", True),
+    ("Aktualizacja z 1.9.3.12 do 1.9.4.27 na terminalach w Gdańsku zakończona", "1.9.3.12", False),
+    ("Обновили прошивку на кассах с 2.0.7.1 до 2.0.9.15, откат не потребовался.", "2.0.9.15", False),
+    ("2025-03-14T02:11:09Z INFO upgrade from 3.0.12.5 to 3.1.0.2 completed on edge-gw-07", "3.1.0.2", False),
+    ("Supported upgrade path: 4.1.0.9 -> 4.2.0.0 -> 4.2.3.18", "4.2.0.0", False),
+    ("Traffic from 81.2.69.160 to 81.2.69.161 was blocked after the update", "81.2.69.161", True),
+    ("SRC 3.120.4.5 -> 3.120.4.9 DENY tcp/443 after firmware update", "3.120.4.9", True),
+    ("Packets 3.120.4.5 -> 3.120.4.9 dropped after the firmware update", "3.120.4.5", True),
+    ("map 10.0.40.5 as the default update server (was 10.0.40.4)", "10.0.40.4", True),      # private: fail closed
+    ("query: ip >= 81.2.69.0 after the update", "81.2.69.0", True),
+    ("Edge router 198.51.100.1 upgraded 9.16.4.48 -> 9.18.4.22.", "9.18.4.22", True),       # a router's clause
+    ("Özet: depodaki 120 el terminali 8.1.0.44 sürümüne geçti", "8.1.0.44", False),
+    ("ハンディ端末のIPは 172.20.3.192、ファームは 11.49.18.2 のままです。", "11.49.18.2", False),
+    ("ハンディ端末のIPは 172.20.3.192、ファームは 11.49.18.2 のままです。", "172.20.3.192", True),
+    ("تم تحديث أجهزة نقاط البيع إلى الإصدار 4.6.2.10 في جميع الفروع", "4.6.2.10", False),
+    ("CRITICAL host 172.16.88.4 firmware 16.8.4.2 below baseline 16.9.0.0", "16.9.0.0", False),
+])
+def test_user_agents_firmware_keys_packages_and_version_steps_are_versions_and_traffic_is_hosts(text, value, address):
+    assert _address(text, value) is address
+
+
+def test_a_host_after_a_user_agent_s_header_stays_an_address():
+    text = "User-Agent: Grandstream GXP2170 1.0.11.79\nContact: <sip:1001@81.2.69.160>"
+    assert _address(text, "1.0.11.79") is False
+    assert _address(text, "81.2.69.160") is True

@@ -357,3 +357,18 @@ def test_an_ssn_shaped_number_in_a_list_of_skus_is_a_product_s():
         assert numbers.named_by_record(view, view.index(value), view.index(value) + 11) is True
     view = canonical_view("Claims 330-18-4471 and 330-18-4480 are open.").text
     assert numbers.named_by_record(view, view.index("330-18-4471"), view.index("330-18-4471") + 11) is False
+
+
+@pytest.mark.parametrize("text, value, phone", [
+    ("numero_cliente,telefono_contatto\n04 4417 2290,+39 347 882 1096", "04 4417 2290", False),
+    ("номер_договора,телефон\n77-4410-2381,+7 495 448-21-90", "77-4410-2381", False),
+    ("name,phone,order_no\nAna,0161 496 0732,0161 496 0733", "0161 496 0732", True),    # the phone column
+    ("name,phone,order_no\nAna,0161 496 0732,0161 496 0733", "0161 496 0733", False),
+    ("| customer | mobile |\n|---|---|\n| Ana | 0161 496 0732 |", "0161 496 0732", True),
+    ("Vertragskonto 7001 4482 19, Zählernummer 1ESY 1160 4471 22", "7001 4482 19", False),
+    ("Подписка № 447-122-908 продлена, списание с карты **** 0934", "447-122-908", False),
+    ("رقم العداد 22-0093-4471، قيمة الفاتورة 312 ريال", "22-0093-4471", False),
+    ("出荷番号 4471-2290-3318、ロット LOT-240517-0093", "4471-2290-3318", False),
+])
+def test_a_table_s_record_column_and_records_of_more_languages_are_no_phone_numbers(text, value, phone):
+    assert _phone(text, value) is phone

@@ -69,7 +69,8 @@ RECORDS_RIGHT_BEFORE = Cues.of([
     "avtal", "avtalet", "kvitto", "lasku", "laskun", "sopimus", "számla", "szerződés", "factură", "τιμολόγιο",
     "τιμολογίου", "σύμβαση", "faktur", "tagihan", "kontrak", "bolla", "ddt", "bon de livraison", "bon de commande",
     "albarán", "albaran", "lieferschein", "vertrag", "delivery note", "dispatch note", "packing slip", "token",
-    "terminal",
+    "terminal", "vertragskonto", "vrachtbrief", "segnacollo", "счётчик", "счетчик", "подписка", "subscription", "मीटर",
+    "उपभोक्ता", "العداد",
 ])
 # Orders and shipments of other languages: words that also label the line for them ("Telefon
 # für die Lieferung", "Tel. pro objednávky"), so they name a record only beside a number word
@@ -104,7 +105,7 @@ _IDENTIFIER_STEMS = ("steuer", "ident", "sozial", "versicherung", "ausweis", "pa
 # order, receipt, slip, booking, enquiry and file numbers; Korean receipt, order, invoice,
 # booking and registration numbers.
 _CJK_RECORDS = ("订单", "订单号", "单号", "编号", "运单", "快递", "注文番号", "受付番号", "伝票番号", "予約番号",
-                "問い合わせ番号", "管理番号", "整理番号", "접수번호", "주문번호", "송장번호", "예약번호", "등록번호")
+                "問い合わせ番号", "管理番号", "整理番号", "出荷番号", "請求番号", "批次", "접수번호", "주문번호", "송장번호", "예약번호", "등록번호")
 
 
 class _RecordCues(Cues):

@@ -11,12 +11,17 @@ from ibex_worker.pii.context import Cues
 NOT_AN_IP = Cues.of(["version", "ver", "v", "build", "release", "firmware", "rev", "revision", "oid", "section",
                      "sec", "§", "clause", "chapter", "paragraph", "step", "rule", "table", "figure", "fig", "item",
                      "kernel", "patch", "bios", "driver", "sdk", "api", "appendix", "annex", "article", "art", "fw",
-                     "requirement"])
+                     "requirement", "uefi", "baseline"])
 # A version's word in other languages, or glued to what it versions ("Firmware-Version",
 # "服务版本"): they decide only where no word of hosts is in the clause ("Login desde la versión").
-OTHER_VERSION_WORDS = Cues.of(["versión", "versione", "versão", "versao", "versie", "wersja", "wersji", "verze",
-                               "sürüm", "sürümü", "バージョン", "版本", "버전"])
-VERSION_SUFFIXES = ("-version", "版本", "バージョン", "버전")
+OTHER_VERSION_WORDS = Cues.of(["versión", "versione", "versão", "versao", "versie", "wersja", "wersji", "wersję",
+                               "verze", "verzió", "versio", "versjon", "sürüm", "sürümü", "versiyon", "versiyonu",
+                               "версия", "версии", "версию", "прошивка", "прошивки", "прошивку", "прошивкой",
+                               "バージョン", "ファーム", "ファームウェア", "版本", "固件", "버전", "펌웨어", "الإصدار", "إصدار",
+                               "الاصدار", "النسخة", "संस्करण"])
+VERSION_SUFFIXES = ("-version", "-firmware", "-fw", "版本", "固件", "バージョン", "ファーム", "ファームウェア", "버전", "펌웨어")
+# A version's word after the quad, in languages that put it there ("8.1.0.44 sürümüne geçti").
+VERSION_AFTER = re.compile(r"\s*(?:sürüm|versiyon|バージョン|版)", re.IGNORECASE)
 # A version's key glued to another word, as build files write it ("versionName 4.8.12.1",
 # "minSdkVersion"): "conversion" or "subversion" name no version.
 GLUED_VERSION_KEY = re.compile(r"version(?:name|code|number|string|tag|id)|[a-z]*(?:sdk|app|client|server|file|"

@@ -15,7 +15,7 @@ from ibex_worker.pii import spoken, version_quads
 from ibex_worker.pii.context import words_before
 from ibex_worker.pii.network_words import (ADDRESS_WORDS, BUILD_TAG_AFTER, DEPLOYS, DOTTED, ENVIRONMENT_AFTER,
                                            GLUED_VERSION_KEY, IMAGE_TAG_BEFORE, IP_CUES, NETWORK_WORDS, NOT_AN_IP,
-                                           OTHER_VERSION_WORDS, UPGRADES, VERSION_SUFFIXES)
+                                           OTHER_VERSION_WORDS, UPGRADES, VERSION_AFTER, VERSION_SUFFIXES)
 from ibex_worker.pii.numbers import LIKELY, Hit
 
 _DIRECTIONS = frozenset({"from", "to"})
@@ -32,6 +32,7 @@ def ip_in_context(text: str, start: int, end: int) -> bool:
     before = words_before(text, start, 5)
     named = before[-1:] if before[-1:] != ["is"] else before[-2:-1]  # "the router fw is 1.0.11.116"
     return not (NOT_AN_IP.found_in(named) or _other_version_word(text, start, named) or _build(text, start, end, named)
+                or VERSION_AFTER.match(text, end) and not IP_CUES.found_in(before)
                 or _inside_dotted_run(text, start, end) or _HARDWARE_ID.fullmatch(value)
                 or value.startswith("0.")
                 or _network(text, start, end) or _NETMASK.fullmatch(value) is not None
@@ -45,7 +46,7 @@ def ip_in_context(text: str, start: int, end: int) -> bool:
 
 def _other_version_word(text: str, start: int, named: list[str]) -> bool:
     """"La versión 8.0.36.1", "Firmware-Version 7.29.0.1", with no word of hosts in the clause."""
-    glued = any(w.endswith(VERSION_SUFFIXES) and not w.startswith("ip") for w in named)
+    glued = any(w.rstrip("是为は：:").endswith(VERSION_SUFFIXES) and not w.startswith("ip") for w in named)
     return (OTHER_VERSION_WORDS.found_in(named) or glued) \
         and not IP_CUES.found_in(words_before(text, start, 12, reach=120))
 

@@ -229,8 +229,7 @@ def _phone_alone(text: str, start: int, value: str) -> bool:
     if phone_vetoes.vat_number(text, start, value) or phone_vetoes.postcode(text, start, value) \
             or phone_vetoes.named_kind(text, start, value) \
             or phone_vetoes.meeting_id(text, start) and not value.startswith("+") and not _phone_cue(text, start) \
-            or not value.startswith("+") and phone_vetoes.record_right_before(before, _NUMBER_WORDS) \
-            or not value.startswith("+") and phone_vetoes.records_listed(text, start, start + len(value), before):
+            or not value.startswith("+") and phone_vetoes.named_record(text, start, start + len(value), before, _NUMBER_WORDS):
         return False  # "VAT Reg. GB 123 4567 89", a ZIP+4 code in a text about postal codes, "Номер заказа 916-427-18-55"
     if any(before[-len(phrase):] == list(phrase) for phrase in RECORDS.phrases if set(phrase) & PHONE_CUES.words):
         return False  # "call ID 7781-2241-09": the phone word is part of the record's name

@@ -9,6 +9,7 @@ import re
 from collections.abc import Collection
 
 from ibex_worker.pii.business import ORDERS_BESIDE_NUMBER_WORD, RECORDS, RECORDS_RIGHT_BEFORE
+from ibex_worker.pii import tables
 from ibex_worker.pii.context import Cues, words_before
 from ibex_worker.pii.phone_words import PHONE_CUES
 
@@ -237,7 +238,7 @@ def record_right_before(before: list[str], number_words: frozenset[str]) -> bool
     """A document's word of another language right before the number or its number word, or
     an order's word beside a number word, with no phone word earlier in the clause.
     ``number_words``: the words that say "number" in the languages the finder reads."""
-    numbered_by = number_words | {"رقم"}
+    numbered_by = number_words | {"رقم", "संख्या"}
     if any(word in PHONE_CUES.words and word not in numbered_by and word not in _NAMING_NOTHING for word in before):
         return False  # "Handynummer für die Lieferung 0176 ...", "Tél. livraison 06 12 ..."
     words = list(before)
@@ -277,3 +278,24 @@ def records_listed(text: str, start: int, end: int, before: list[str], kinds: Co
     after = re.match(r"\s*(?:[,;]|\b(?:" + "|".join(map(re.escape, sorted(_LIST_JOINS))) + r")\b)\s*",
                      text[end:end + 12], re.IGNORECASE)
     return numbers_before > 0 or after is not None and _LISTED_NUMBER.match(text, end + after.end()) is not None
+
+
+def named_record(text: str, start: int, end: int, before: list[str], number_words: frozenset[str]) -> bool:
+    """A record's word of another language right before the number, a list of records, or a
+    table's column of records ("numero_cliente,telefono_contatto / 04 4417 2290,...")."""
+    return record_right_before(before, number_words) or records_listed(text, start, end, before) \
+        or record_column(text, start)
+
+
+_PHONE_COLUMN = re.compile(r"tel|phone|mobil|cell|fax|handy|телеф|моб|電話|电话|手机|携帯|전화|휴대", re.IGNORECASE)
+
+
+def record_column(text: str, start: int) -> bool:
+    """The value stands in a table's column whose name is a record's and no phone's
+    ("numero_cliente", "номер_договора", "contract_no"; never "telefono_contatto")."""
+    name = tables.column_name(text, start)
+    if name is None or _PHONE_COLUMN.search(name):
+        return False
+    parts = [part for part in re.split(r"[_\s\-./]+", name) if part]
+    return RECORDS.found_in(parts) or any(part in RECORDS_RIGHT_BEFORE.words or part in ORDERS_BESIDE_NUMBER_WORD
+                                          or part in _CUSTOMERS for part in parts)

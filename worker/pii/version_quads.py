@@ -1,6 +1,7 @@
 """Dotted quads that the text uses as versions, not as hosts' addresses: a quad paired with
-another of the same product under an update's keys, named by a version's key, run by a host
-written right before it, or headed as a changelog entry.
+another of the same product under an update's keys, named by a version's key or a table's
+column, in a user agent, run by a host written right before it, headed as a changelog entry,
+a step of a version's change or compared, or glued to a file's or a package's name.
 
 Every rule gives way to a word of hosts or networks around the quad, and the rules that read
 only how a quad is used (not what names it) leave private and documentation addresses
@@ -15,7 +16,8 @@ import ipaddress
 import re
 from functools import lru_cache
 
-from ibex_worker.pii.context import words_before
+from ibex_worker.pii import tables
+from ibex_worker.pii.context import Cues, words_before
 from ibex_worker.pii.network_words import ADDRESS_WORDS, DOTTED, IP_CUES, NETWORK_WORDS, NOT_AN_IP, UPGRADES
 
 _MAX_QUADS = 12
@@ -23,17 +25,27 @@ _MAX_QUADS = 12
 
 def read_as_version(text: str, start: int, end: int) -> bool:
     """The quad at ``start:end`` is a version (or a section) by how the text uses it."""
-    if _host_named(text, start, end) or len(_quads(text)) > _MAX_QUADS:
+    if len(_quads(text)) > _MAX_QUADS:
         return False
-    if _SECTION_SIGN.search(text, max(0, start - 3), start) or _named_by_key(text, start) \
-            or _version_pair(text, start, end):
+    if _named_by_key(text, start) or _USER_AGENT.search(_line_before(text, start)) \
+            or _column_named_version(text, start):
+        return True  # "fw_from=10.52.7.0", "user_agent=Yealink SIP-T54W 96.86.0.70", a table's "fw" column
+    if _host_named(text, start, end):  # "from" and "to" are words of hosts too: a version's step says otherwise
+        return _is_global(text[start:end]) and not _addressed(text, start, end) and _version_step(text, start, end)
+    if _SECTION_SIGN.search(text, max(0, start - 3), start) or _version_pair(text, start, end):
         return True
-    return _is_global(text[start:end]) and _version_by_use(text, start, end)
+    return _is_global(text[start:end]) and (_version_by_use(text, start, end) or _version_step(text, start, end)
+                                            or _file_or_package(text, start, end))
 
 
 @lru_cache(maxsize=32)
 def _quads(text: str) -> tuple[tuple[int, int, str], ...]:
     return tuple((m.start(), m.end(), m.group(0)) for m in DOTTED.finditer(text) if m.group(0).count(".") == 3)
+
+
+def _addressed(text: str, start: int, end: int) -> bool:
+    return text[max(0, start - 1):start] == "@" or text[end:end + 1] == ":" \
+        or ADDRESS_WORDS.found_in(words_before(text, start, 3))
 
 
 def _host_named(text: str, start: int, end: int) -> bool:
@@ -51,7 +63,9 @@ _SECTION_SIGN = re.compile(r"§\s*$")
 # then only quotes, brackets, "=" or ":" before the quad.
 _VERSION_KEY = re.compile(r"(?:^|_|client|server|app|file|assembly|product|old|new|min|max|target|current|"
                           r"installed|latest|firmware|fw|os|sdk|api|agent|package|schema|binary|component)"
-                          r"version(?:_[a-z]+)?$|(?:image|docker|release|build|git)_?tag$", re.IGNORECASE)
+                          r"version(?:_[a-z]+)?$|(?:image|docker|release|build|git)_?tag$"
+                          r"|(?:^|_)(?:fw|firmware|bios|uefi)(?:_(?:from|to|old|new|min|max|current|target))?$",
+                          re.IGNORECASE)
 _KEY_BEFORE = re.compile(r"(?P<key>[A-Za-z_][A-Za-z_]*)(?P<sep>\"?\s*[=:(]\s*\"?|\"\s+value=\")\s*$")
 
 
@@ -120,3 +134,86 @@ def _address(value: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None
         return ipaddress.ip_address(value)
     except ValueError:
         return None
+
+
+# A user agent's header or key shortly before the quad, no other key or address between: its
+# numbers are a product's versions ("User-Agent: Yealink SIP-T54W 96.86.0.70").
+_USER_AGENT = re.compile(r"user[-_ ]?agent\s*[=:][^=:@<>]{0,60}$", re.IGNORECASE)
+
+
+_LINE_BREAK = re.compile(r"\n|\\n")
+
+
+def _line_before(text: str, start: int) -> str:
+    """The quad's line up to it (a real line break or an escaped one ends a line)."""
+    return _LINE_BREAK.split(text[max(0, start - 200):start])[-1]
+
+
+# A table's header cell that names a version column ("fw", "firmware", "old_fw", "bios",
+# "agent", "version"); a column of hosts ("ip", "host", "address", "gateway") is never one.
+_VERSION_COLUMN = re.compile(r"(?:^|[_\s-])(?:version|ver|fw|firmware|bios|uefi|build|release|agent|driver)"
+                             r"(?:$|[_\s-])", re.IGNORECASE)
+_HOST_COLUMN = re.compile(r"ip|host|addr|gateway|gw|server|peer|src|dst|node|router", re.IGNORECASE)
+
+
+def _column_named_version(text: str, start: int) -> bool:
+    """``serial,model,old_fw,new_fw / ...,10.61.12.3,11.14.3.0``, ``| host | ip | fw | ...``: in
+    a CSV or Markdown table, the header of the quad's column names a version."""
+    name = tables.column_name(text, start)
+    return name is not None and bool(_VERSION_COLUMN.search(name)) and not _HOST_COLUMN.search(name)
+
+
+# A version's step: an arrow, a comparison or a change's words of several languages between two
+# quads of one major number ("7.2.0.14 to 7.2.1.3", "1.9.3.12 do 1.9.4.27", "с 2.0.7.1 до 2.0.9.15",
+# ">= 7.2.0.14"), in a text about updates. Only public addresses' shapes: a private one stays masked.
+_STEP = r"(?:->|→|=>|<=|>=|<|>|to|do|до|на|naar|auf|till|para|a|à|en|al)"
+_STEP_BEFORE = re.compile(_STEP + r"\s*$", re.IGNORECASE)
+_STEP_AFTER = re.compile(r"\s*" + _STEP + r"\s+(?P<next>\d{1,3}(?:\.\d{1,3}){3})(?![\d.])", re.IGNORECASE)
+_COMPARED = re.compile(r"(?<![-=])(?:<=|>=|==|!=|<|>)\s*$")
+_UPDATE_WORDS = re.compile(r"updat|upgrad|firmware|rollout|version|release|patch|aktuali|actuali|atuali|aggiorn|"
+                           r"mise à jour|uppdater|güncelle|обнов|прошив|版本|更新|升级|アップデート|ファーム|업데이트",
+                           re.IGNORECASE)
+
+
+def _version_step(text: str, start: int, end: int) -> bool:
+    """The quad is one step of a version's change: the clause speaks of an update before the
+    change and of no host, network or traffic before or after it ("Traffic from 81.2.69.160 to
+    81.2.69.161 was blocked after the update" is two hosts)."""
+    before = words_before(text, start, 30, reach=160)
+    after = _words(re.split(r"[;|]|\.\s", text[end:end + 80])[0])
+    if _FLOW.found_in(before + after) or NETWORK_WORDS.found_in(before + after):
+        return False
+    if _COMPARED.search(text, max(0, start - 4), start):
+        return not IP_CUES.found_in(before[-3:]) and bool(_UPDATE_WORDS.search(" ".join(before)))
+    major = text[start:end].split(".")[0]
+    step = _STEP_AFTER.match(text, end)
+    if step is not None and step.group("next").split(".")[0] == major and _is_global(step.group("next")):
+        first = start
+    else:
+        prior = [(s, e) for s, e, _ in _quads(text) if start - 16 <= e < start]
+        if not (prior and _STEP_BEFORE.search(text[prior[-1][1]:start])
+                and text[prior[-1][0]:prior[-1][1]].split(".")[0] == major
+                and _is_global(text[prior[-1][0]:prior[-1][1]])):
+            return False
+        first = prior[-1][0]
+    leading = words_before(text, first, 30, reach=160)
+    return bool(_UPDATE_WORDS.search(" ".join(leading))) and int(major) <= _HIGHEST_MAJOR \
+        and not IP_CUES.found_in([word for word in leading + after[:3] if word not in ("from", "to")])
+
+
+# A version's major number rarely passes this; many public addresses start higher.
+_HIGHEST_MAJOR = 30
+# Words of traffic between two hosts ("SRC 81.2.69.160 -> 81.2.69.161 DENY").
+_FLOW = Cues.of(["traffic", "packet", "packets", "flow", "flows", "dropped", "drop", "denied", "deny", "rejected",
+                 "reject", "accepted", "accept", "blocked", "tcp", "udp", "icmp", "syn", "src", "dst", "nat"])
+
+
+# A file's or a package's name glued before the quad by a hyphen ("FleetAgent-7.2.0.14-x64.msi",
+# "ojdbc8-19.3.0.0.jar", "app-8.4.255.12.zip"), or a package's revision after it ("7.2.0.14-1ubuntu2").
+_GLUED_NAME = re.compile(r"[^\W\d_][\w]*-$")
+_PACKAGE_AFTER = re.compile(r"(?:-[\w.]+)?\.(?:msi|exe|zip|jar|deb|rpm|tar|tgz|gz|pkg|dmg|apk|whl|nupkg)\b"
+                            r"|-\d+(?:ubuntu|deb|el|fc)\d", re.IGNORECASE)
+
+
+def _file_or_package(text: str, start: int, end: int) -> bool:
+    return _GLUED_NAME.search(text, max(0, start - 40), start) is not None or _PACKAGE_AFTER.match(text, end) is not None

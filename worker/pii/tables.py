@@ -1,0 +1,34 @@
+"""Tables in a text, as the analysed view has them (line breaks collapsed to spaces): the
+header cell above a value, so that a column's name can say what its values are ("fw",
+"numero_cliente", "ip").
+"""
+
+from __future__ import annotations
+
+import re
+
+# A CSV header at the text's start, cells without spaces ("serial,model,old_fw,new_fw"), or a
+# Markdown header before its separator row ("| host | ip | fw | |---|").
+_CSV_HEADER = re.compile(r"\s*(?P<cells>[^\W\d][\w./-]*(?:(?P<d>[,;])[^\W\d][\w./-]*)+)(?=\s)")
+_MARKDOWN_HEADER = re.compile(r"\s*(?P<cells>\|(?:[^|\d]+\|)+?)\s*(?=\|\s*:?-{3,})")
+
+
+def column_name(text: str, start: int) -> str | None:
+    """The lower-case name of the column the value at ``start`` stands in, or None outside a
+    table. Rows are told apart by counting delimiters: in the view a row's last cell and the
+    next row's first are one run, split at its space."""
+    if (header := _CSV_HEADER.match(text)) is not None:
+        delimiter = header.group("d")
+        cells = header.group("cells").split(delimiter)
+        before = text[header.start("cells"):start]
+        if before.count(delimiter) < len(cells) - 1:
+            return None  # inside the header
+        index = before.count(delimiter) % (len(cells) - 1)
+        if index == 0 and " " not in before.rsplit(delimiter, 1)[-1]:
+            index = len(cells) - 1  # the row's last cell, glued by a space to the next row's first
+    elif (header := _MARKDOWN_HEADER.match(text)) is not None:
+        cells = header.group("cells").split("|")[1:-1]
+        index = (text[header.start("cells"):start].count("|") - 1) % (len(cells) + 1)
+    else:
+        return None
+    return cells[index].strip().strip('"').lower() if index < len(cells) else None

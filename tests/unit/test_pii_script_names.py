@@ -84,3 +84,19 @@ def test_a_cued_name_is_found(text, names):
 ])
 def test_text_with_no_cued_name_gives_none(text):
     assert _names(text) == []
+
+
+@pytest.mark.parametrize("text, names", [
+    ("विकास ने बोला है कि वो शाम को गाड़ी ले आएगा", ["विकास"]),               # the doer marked by ने
+    ("ਗੁਰਪ੍ਰੀਤ ਨੇ ਕਿਹਾ ਕਿ ਉਹ ਐਤਵਾਰ ਨੂੰ ਆਵੇਗਾ।", ["ਗੁਰਪ੍ਰੀਤ"]),
+    ("செல்வி அக்கா நாளை சென்னைக்கு வருகிறார்.", ["செல்வி"]),                # an honorific after it
+    ("రమేష్ గారు ఫోన్ చేశారు", ["రమేష్"]),
+    ("قل لـخالد إن الاجتماع تأجل إلى الأحد", ["خالد"]),                      # "tell Khalid"
+])
+def test_names_marked_as_doers_honoured_after_or_told_in_more_scripts(text, names):
+    assert _names(text) == names
+
+
+@pytest.mark.parametrize("text", ["कंपनी ने नया नियम बनाया", "मैंने कहा था", "ग्राहक ने शिकायत की", "हम ने देखा"])
+def test_a_company_a_customer_or_a_pronoun_marked_as_doer_is_no_name(text):
+    assert _names(text) == []

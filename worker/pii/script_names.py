@@ -1,9 +1,11 @@
 """Names in text written in Arabic script (Arabic, Persian, Urdu), Hebrew, Devanagari,
-Bengali, Thai and Cyrillic (Russian, Ukrainian), from the words that announce them: a title or
+Bengali, Gurmukhi, Gujarati, Tamil, Telugu, Thai and Cyrillic (Russian, Ukrainian), from the
+words that announce them: a title or
 honorific before the name (السيد, آقای, ד"ר, श्री, শ্রী, คุณ, пан), a relation (أخي, همکارم,
 אחיו, बहन), a greeting or vocative (يا, שלום, नमस्ते), a naming word (اسمه, שמו, नाम), a sign-off
 (مع التحية, בברכה, धन्यवाद), a contact verb (позвони, свяжитесь с); an honorific after it
-(सुनीता जी, রাজু দা); or a verb of saying right after it (مریم گفت, דנה אמרה).
+(सुनीता जी, রাজু দা, செல்வி அக்கா); a verb of saying or the doer's mark right after it (مریم گفت,
+דנה אמרה, विकास ने); "tell" with "to" glued to it (قل لـخالد).
 
 Neither the English model nor the name model reads these scripts (most have no capitals, and
 the analysed view capitalises every Cyrillic word), so the cue is the only evidence: the word
@@ -22,7 +24,9 @@ from ibex_worker.pii.numbers import LIKELY, Hit
 # Letters and their marks, without the scripts' punctuation and digits (، ؛ ؟ । ॥ ٠-٩).
 _ARABIC = "\u0620-\u065f\u066e-\u06d3\u06d5-\u06dc\u06df-\u06e8\u06ea-\u06ef\u06fa-\u06ff\u0750-\u077f\ufb50-\ufdff\ufe70-\ufefc\u200c"
 _HEBREW = "\u0591-\u05bd\u05bf\u05c1\u05c2\u05c4\u05c5\u05c7\u05d0-\u05ea\u05f0-\u05f2\ufb1d-\ufb4f"
-_INDIC = "\u0900-\u0963\u0971-\u097f\u0980-\u09e3\u09f0\u09f1"
+# Devanagari, Bengali, Gurmukhi, Gujarati, Tamil, Telugu (letters and signs; no digits or dandas).
+_INDIC = ("\u0900-\u0963\u0971-\u097f\u0980-\u09e3\u09f0\u09f1\u0a00-\u0a65\u0a70-\u0a7f\u0a80-\u0ae5"
+          "\u0b80-\u0be5\u0c00-\u0c65")
 _LETTERS = _ARABIC + _HEBREW + _INDIC
 # A word of these scripts; Hebrew abbreviations carry a quote inside (ד"ר, עו״ד).
 _WORD = rf"[{_LETTERS}](?:[{_LETTERS}]|[\"'״׳](?=[{_LETTERS}]))*"
@@ -58,12 +62,17 @@ _GREETINGS = "مرحبا أهلا سلام שלום היי नमस्ते �
 _SIGN_OFFS = ["مع التحية", "مع خالص التحيات", "تحياتي", "با احترام", "با تشکر", "با سپاس", "ارادتمند", "בברכה",
               "בתודה", "धन्यवाद", "सादर", "ধন্যবাদ", "শুভেচ্ছান্তে"]
 # Honorifics after a name.
-_AFTER = "जी ताई भाऊ भैया दीदी साहब साहेब बाबू दा দা দি দিদি ভাই আপা আপু সাহেব বাবু".split()
+_AFTER = ("जी ताई भाऊ भैया दीदी साहब साहेब बाबू दा দা দি দিদি ভাই আপা আপু সাহেব বাবু ਜੀ ਭਾਜੀ ਭੈਣ ਜੀ ભાઈ બેન "
+          "அக்கா அண்ணா அண்ணன் ஐயா సారు గారు అక్క అన్న").split()
 # Verbs of saying and asking right after a name (its subject), and the pronouns that are no name.
-_SAID = "قال قالت يقول تقول گفت میگوید می‌گوید پرسید אמר אמרה סיפר סיפרה ביקש ביקשה שאל שאלה".split()
+# Hindi, Punjabi and Urdu mark the doer of a past deed with ने, ਨੇ, نے ("विकास ने बोला": Vikas said).
+_SAID = ("قال قالت يقول تقول گفت میگوید می‌گوید پرسید אמר אמרה סיפר סיפרה ביקש ביקשה שאל שאלה ने ਨੇ نے"
+         ).split()
 # Subjects of those verbs that are no names: the user, the customer, the manager, the doctor.
 _SUBJECTS = frozenset("""المستخدم المستخدمة العميل العميلة الزبون المدير المديرة الطبيب الطبيبة الموظف الموظفة
 الشركة الفريق المندوب کاربر مشتری مدیر دکتر پزشک همکار رئیس فروشنده پشتیبان مهندس استاد
+कंपनी टीम सरकार डॉक्टर बैंक पुलिस ग्राहक उपयोगकर्ता यूज़र यूजर मैनेजर सिस्टम दुकान दुकानदार कोर्ट अदालत स्कूल
+ਕੰਪਨੀ ਟੀਮ ਸਰਕਾਰ ਡਾਕਟਰ ਬੈਂਕ ਪੁਲਿਸ ਗਾਹਕ کمپنی ٹیم حکومت ڈاکٹر بینک پولیس گاہک صارف
 המשתמש המשתמשת הלקוח הלקוחה המנהל המנהלת הרופא הרופאה הבוס הספק הנציג הנציגה השכן השכנה""".split())
 _PRONOUNS = frozenset("""هو هي أنا انا نحن هم هن أنت انت او من تو ما شما آنها ایشان وی הוא היא אני אנחנו הם הן אתה
 את आप तुम मैं वह वो हम वे आपको आपका आपकी सब सभी আপনি তুমি আমি সে আমরা তারা""".split())
@@ -86,6 +95,8 @@ _BEFORE = re.compile(
 _HONORIFIC_AFTER = re.compile(rf"(?<![{_LETTERS}])(?:(?P<given>{_WORD})\s+)?(?P<name>{_WORD})\s+"
                               rf"(?:{_alternation(_AFTER)})(?![{_LETTERS}])")
 _SAYS = re.compile(rf"(?:^|(?<=[\s,.:،؛!?]))(?P<name>{_WORD})\s+(?:{_alternation(_SAID)})(?![{_LETTERS}])")
+# "Tell Khalid": an imperative of telling, then the name with "to" glued to it ("قل لـخالد", "قولي لأحمد").
+_TELL = re.compile(rf"(?<![{_LETTERS}])(?:قل|قولي|قولوا|بلغ|بلّغ)\s+(?:لـ|ل)(?P<name>{_WORD})")
 # "Abu" and the name after it are one name anywhere ("أم" alone is also "or").
 _KUNYA_NAME = re.compile(rf"(?<![{_LETTERS}])(?:أبو|ابو)\s+{_WORD}")
 
@@ -152,6 +163,8 @@ def script_names(text: str) -> list[Hit]:
         at = match.start("first")  # a cue may be followed by another ("سلام آقای رضایی")
     hits += [hit for m in _HONORIFIC_AFTER.finditer(text) if (hit := _before_honorific(m)) is not None]
     hits += [Hit("PERSON", m.start("name"), m.end("name"), LIKELY) for m in _SAYS.finditer(text)
+             if _subject_named(m.group("name"))]
+    hits += [Hit("PERSON", m.start("name"), m.end("name"), LIKELY) for m in _TELL.finditer(text)
              if _subject_named(m.group("name"))]
     hits += [Hit("PERSON", m.start(), m.end(), LIKELY) for m in _KUNYA_NAME.finditer(text)]
     hits += [hit for m in _THAI_CUE.finditer(text) if (hit := _thai(text, m.end(), bool(m.group("title")))) is not None]

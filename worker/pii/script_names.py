@@ -1,7 +1,7 @@
 """Names in text written in Arabic script (Arabic, Persian, Urdu), Hebrew, Devanagari,
 Bengali, Gurmukhi, Gujarati, Tamil, Telugu, Thai and Cyrillic (Russian, Ukrainian), from the
-words that announce them: a title or
-honorific before the name (السيد, آقای, ד"ר, श्री, শ্রী, คุณ, пан), a relation (أخي, همکارم,
+words that announce them: a title or honorific before the name (السيد, آقای, ד"ר, श्री, শ্রী, คุณ,
+пан), a relation (أخي, همکارم,
 אחיו, बहन), a greeting or vocative (يا, שלום, नमस्ते), a naming word (اسمه, שמו, नाम), a sign-off
 (مع التحية, בברכה, धन्यवाद), a contact verb (позвони, свяжитесь с); an honorific after it
 (सुनीता जी, রাজু দা, செல்வி அக்கா); a verb of saying or the doer's mark right after it (مریم گفت,

@@ -71,3 +71,17 @@ def test_a_name_a_title_field_greeting_or_verb_announces_is_found(text, names):
 ])
 def test_words_the_cues_also_follow_are_not_names(text):
     assert _names(text) == []
+
+
+@pytest.mark.parametrize("text, names", [
+    ("网关固件升级后无法注册，请李强跟进。", ["李强"]),                # asked to follow up
+    ("请张小明处理一下", ["张小明"]),
+    ("被保险人 张伟，身份证号已核实", ["张伟"]),                      # the insured, a field
+])
+def test_a_person_asked_to_act_or_insured_is_named(text, names):
+    assert _names(text) == names
+
+
+@pytest.mark.parametrize("text", ["请尽快处理", "请大家确认", "请您确认"])
+def test_a_request_to_nobody_in_particular_names_nobody(text):
+    assert _names(text) == []

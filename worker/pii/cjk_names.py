@@ -59,7 +59,7 @@ _KOREAN_TITLE_WORDS = frozenset(re.sub(r"님$", "", t) for t in _KOREAN_TITLES.s
 # Chinese fields that announce a name; with a colon after them any short run is taken.
 _FIELDS = ("学生姓名|患者姓名|姓名|联系人|聯絡人|紧急联系人|收件人|寄件人|收货人|收貨人|负责人|負責人|监护人|監護人|"
            "出租方|承租方|租客|申请人|申請人|参会人员|订餐人|开票人写|开票人|家长签字|签字|签名|班主任|客户|客戶|用户|用戶|"
-           "持卡人|收款人|付款人|户名|戶名|经办人|經辦人|签收人|簽收人")
+           "持卡人|收款人|付款人|户名|戶名|经办人|經辦人|签收人|簽收人|被保险人|被保險人|投保人|受益人")
 # Relations and verbs before a Chinese name that must end its run ("我同事宋佳佳，").
 _CHINESE_BEFORE_NAME = ("请联系|請聯繫|联系|聯繫|发给|發給|交给|交給|告诉|告訴|转告|轉告|通知|打给|打給|找|叫|由|"
                         "同事|朋友|表哥|表姐|表弟|表妹|老公|老婆|母亲|父亲|妻子|丈夫|儿子|女儿|哥哥|姐姐|弟弟|妹妹")
@@ -88,6 +88,9 @@ _CHINESE_BEFORE_TITLE = re.compile(rf"(?P<name>{_HAN_RUN}{{1,4}})(?P<title>{_CHI
 _CHINESE_FIELD = re.compile(rf"(?P<field>{_FIELDS}|您好|你好|我是|我叫|我姓|此致\s*敬礼[！!]?|"
                             rf"{_HAN_RUN}{{1,4}}(?:人员|人員|名单|名單|主任|人|者|方|员|員)(?=\s*[：:]))\s*(?P<colon>[：:])?\s*")
 _CHINESE_CUE = re.compile(rf"(?:{_CHINESE_BEFORE_NAME})")
+# "请李强跟进": "please", a name, then what the person is asked to do.
+_ASKED_TO_ACT = re.compile(rf"[请請](?P<name>{_HAN_RUN}{{2,3}}?)(?=跟进|跟進|处理|處理|回复|回覆|确认|確認|联系|聯繫|查看|负责|負責|"
+                           rf"审批|審批|核实|核實|协助|協助|签字|簽字|签收|簽收)")
 # 小王, 老李, 阿强: a nickname standing alone before a comma, a stop or "said", or after a verb
 # or a trade that names a person.
 _SURNAME_CLASS = "".join(sorted(_CHINESE_SURNAMES))
@@ -109,6 +112,9 @@ def _chinese(text: str) -> list[tuple[int, int]]:
         span = _chinese_name_at(text, match.end(), closed=True)
         if span is not None:
             spans.append(span)
+    spans += [(m.start("name"), m.end("name")) for m in _ASKED_TO_ACT.finditer(text)
+              if _surname_length(m.group("name")) and m.group("name") not in _NOT_NAMES
+              and not re.search(_CHINESE_TITLES, m.group("name"))]  # "请王经理审批": the title finder's
     spans += [(m.start(), m.end()) for m in _NICKNAME.finditer(text)]
     return spans
 

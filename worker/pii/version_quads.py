@@ -183,9 +183,11 @@ def _version_step(text: str, start: int, end: int) -> bool:
     after = _words(re.split(r"[;|]|\.\s", text[end:end + 80])[0])
     if _FLOW.found_in(before + after) or NETWORK_WORDS.found_in(before + after):
         return False
+    major = text[start:end].split(".")[0]
+    if not major.isdigit() or int(major) > _HIGHEST_MAJOR:
+        return False
     if _COMPARED.search(text, max(0, start - 4), start):
         return not IP_CUES.found_in(before[-3:]) and bool(_UPDATE_WORDS.search(" ".join(before)))
-    major = text[start:end].split(".")[0]
     step = _STEP_AFTER.match(text, end)
     if step is not None and step.group("next").split(".")[0] == major and _is_global(step.group("next")):
         first = start
@@ -197,7 +199,7 @@ def _version_step(text: str, start: int, end: int) -> bool:
             return False
         first = prior[-1][0]
     leading = words_before(text, first, 30, reach=160)
-    return bool(_UPDATE_WORDS.search(" ".join(leading))) and int(major) <= _HIGHEST_MAJOR \
+    return bool(_UPDATE_WORDS.search(" ".join(leading))) \
         and not IP_CUES.found_in([word for word in leading + after[:3] if word not in ("from", "to")])
 
 

@@ -237,6 +237,8 @@ def test_a_table_s_header_names_a_column_of_versions_or_of_hosts(text, value, ad
     ("Flow log after the Windows update: 81.2.69.142 -> 81.17.8.9", "81.17.8.9", True),
     ("After the Windows update: 81.2.69.142 -> 81.2.69.150", "81.2.69.150", True),      # a major above 30
     ("Bob updated 81.2.69.160 and 81.2.69.161", "81.2.69.161", True),
+    ("login from ip-81.2.69.160 after the update", "81.2.69.160", True),                 # a host's name
+    ("fetched app-8.4.255.12.zip from the mirror", "8.4.255.12", False),
     ("Edge router 198.51.100.1 upgraded 9.16.4.48 -> 9.18.4.22.", "9.18.4.22", True),       # a router's clause
     ("Özet: depodaki 120 el terminali 8.1.0.44 sürümüne geçti", "8.1.0.44", False),
     ("ハンディ端末のIPは 172.20.3.192、ファームは 11.49.18.2 のままです。", "11.49.18.2", False),

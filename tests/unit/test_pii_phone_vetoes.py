@@ -365,6 +365,7 @@ def test_an_ssn_shaped_number_in_a_list_of_skus_is_a_product_s():
     ("name,phone,order_no\nAna,0161 496 0732,0161 496 0733", "0161 496 0732", True),    # the phone column
     ("name,phone,order_no\nAna,0161 496 0732,0161 496 0733", "0161 496 0733", False),
     ("| customer | mobile |\n|---|---|\n| Ana | 0161 496 0732 |", "0161 496 0732", True),
+    ("Orders,invoices and tickets: call 0161 496 0732 today", "0161 496 0732", True),    # prose, no table
     ("Vertragskonto 7001 4482 19, Zählernummer 1ESY 1160 4471 22", "7001 4482 19", False),
     ("Подписка № 447-122-908 продлена, списание с карты **** 0934", "447-122-908", False),
     ("رقم العداد 22-0093-4471، قيمة الفاتورة 312 ريال", "22-0093-4471", False),

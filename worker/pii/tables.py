@@ -10,6 +10,9 @@ import re
 # A CSV header at the text's start, cells without spaces ("serial,model,old_fw,new_fw"), or a
 # Markdown header before its separator row ("| host | ip | fw | |---|").
 _CSV_HEADER = re.compile(r"\s*(?P<cells>[^\W\d][\w./-]*(?:(?P<d>[,;])[^\W\d][\w./-]*)+)(?=\s)")
+# What stands between a CSV delimiter and a cell's value: nothing, or the previous row's last
+# cell (quoted if it holds spaces) and the space that joins the rows.
+_CELL_START = re.compile(r"(?:(?:\"[^\"]*\"|[^\s,;\"]+) )?")
 _MARKDOWN_HEADER = re.compile(r"\s*(?P<cells>\|(?:[^|\d]+\|)+?)\s*(?=\|\s*:?-{3,})")
 
 
@@ -21,10 +24,11 @@ def column_name(text: str, start: int) -> str | None:
         delimiter = header.group("d")
         cells = header.group("cells").split(delimiter)
         before = text[header.start("cells"):start]
-        if before.count(delimiter) < len(cells) - 1:
-            return None  # inside the header
+        cell_before = before.rsplit(delimiter, 1)[-1]
+        if before.count(delimiter) < len(cells) - 1 or not _CELL_START.fullmatch(cell_before):
+            return None  # inside the header, or not where a cell starts: prose after a list
         index = before.count(delimiter) % (len(cells) - 1)
-        if index == 0 and " " not in before.rsplit(delimiter, 1)[-1]:
+        if index == 0 and not cell_before:
             index = len(cells) - 1  # the row's last cell, glued by a space to the next row's first
     elif (header := _MARKDOWN_HEADER.match(text)) is not None:
         cells = header.group("cells").split("|")[1:-1]

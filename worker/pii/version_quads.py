@@ -212,10 +212,14 @@ _FLOW = Cues.of(["traffic", "packet", "packets", "flow", "flows", "dropped", "dr
 
 # A file's or a package's name glued before the quad by a hyphen ("FleetAgent-7.2.0.14-x64.msi",
 # "ojdbc8-19.3.0.0.jar", "app-8.4.255.12.zip"), or a package's revision after it ("7.2.0.14-1ubuntu2").
-_GLUED_NAME = re.compile(r"[^\W\d_][\w]*-$")
+_GLUED_NAME = re.compile(r"(?P<name>[^\W\d_][\w]*)-$")
 _PACKAGE_AFTER = re.compile(r"(?:-[\w.]+)?\.(?:msi|exe|zip|jar|deb|rpm|tar|tgz|gz|pkg|dmg|apk|whl|nupkg)\b"
                             r"|-\d+(?:ubuntu|deb|el|fc)\d", re.IGNORECASE)
 
 
 def _file_or_package(text: str, start: int, end: int) -> bool:
-    return _GLUED_NAME.search(text, max(0, start - 40), start) is not None or _PACKAGE_AFTER.match(text, end) is not None
+    """A name glued before the quad that is no word of hosts ("ip-81.2.69.160" is a host), or a
+    package's file or revision after it."""
+    glued = _GLUED_NAME.search(text, max(0, start - 40), start)
+    return glued is not None and not IP_CUES.found_in(_words(glued.group("name"))[-1:]) \
+        or _PACKAGE_AFTER.match(text, end) is not None

@@ -27,7 +27,7 @@ def read_as_version(text: str, start: int, end: int) -> bool:
     """The quad at ``start:end`` is a version (or a section) by how the text uses it."""
     if len(_quads(text)) > _MAX_QUADS:
         return False
-    if _named_by_key(text, start) or _USER_AGENT.search(_line_before(text, start)) \
+    if _named_by_key(text, start) or _USER_AGENT.search(text, max(0, start - 80), start) \
             or _column_named_version(text, start):
         return True  # "fw_from=10.52.7.0", "user_agent=Yealink SIP-T54W 96.86.0.70", a table's "fw" column
     if _host_named(text, start, end):  # "from" and "to" are words of hosts too: a version's step says otherwise
@@ -139,14 +139,6 @@ def _address(value: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None
 # A user agent's header or key shortly before the quad, no other key or address between: its
 # numbers are a product's versions ("User-Agent: Yealink SIP-T54W 96.86.0.70").
 _USER_AGENT = re.compile(r"user[-_ ]?agent\s*[=:][^=:@<>]{0,60}$", re.IGNORECASE)
-
-
-_LINE_BREAK = re.compile(r"\n|\\n")
-
-
-def _line_before(text: str, start: int) -> str:
-    """The quad's line up to it (a real line break or an escaped one ends a line)."""
-    return _LINE_BREAK.split(text[max(0, start - 200):start])[-1]
 
 
 # A table's header cell that names a version column ("fw", "firmware", "old_fw", "bios",

@@ -152,6 +152,7 @@ def test_a_host_word_in_the_clause_or_an_ip_s_version_keeps_the_address(text):
     ('Revert "bump protobuf to 3.21.12.0"', "3.21.12.0", False),
     ("rollback of the proxy to 10.20.0.1 done", "10.20.0.1", True),                # a host's word in the clause
     ("rollback to 10.20.5.31 where the old server lives", "10.20.5.31", True),     # a host's word right after
+    ("after the firmware update the kiosk went from 81.2.69.160 to 81.2.69.161", "81.2.69.161", True),  # major 81
 ])
 def test_a_rollback_or_a_bump_to_a_quad_is_a_version_change(text, value, address):
     start = text.index(value)

@@ -78,7 +78,12 @@ _HARDWARE_ID = re.compile(r"(?:[0-9a-f]{2}:){5,7}[0-9a-f]{2}", re.IGNORECASE)
 def _version_change(text: str, start: int, end: int) -> bool:
     """``firmware ... from 9.3.10.1 to 9.3.12.4``: right after "from" or "to", in a clause that
     speaks of a version change and of no host (its only network words are "from" and "to"),
-    nor do the words right after it ("rollback to 10.20.5.31 where the old server lives")."""
+    nor do the words right after it ("rollback to 10.20.5.31 where the old server lives"), with
+    a major number up to 30 ("the kiosk went from 81.2.69.160 to 81.2.69.161" after an update
+    is a host that moved)."""
+    major = text[start:end].split(".")[0]
+    if not (major.isdigit() and int(major) <= 30):
+        return False
     clause = words_before(text, start, 24, reach=200)
     others = [word for word in clause if word not in _DIRECTIONS]
     after = [word for word in re.findall(r"[^\W_]+", _clause_after(text, end))[:8]

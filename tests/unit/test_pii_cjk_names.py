@@ -85,3 +85,26 @@ def test_a_person_asked_to_act_or_insured_is_named(text, names):
 @pytest.mark.parametrize("text", ["请尽快处理", "请大家确认", "请您确认"])
 def test_a_request_to_nobody_in_particular_names_nobody(text):
     assert _names(text) == []
+
+
+@pytest.mark.parametrize("text, names", [
+    ("行动项：刘洋负责埋点方案，陈静负责实验配置。", ["刘洋", "陈静"]),    # an action item's owners
+    ("报价单已发出。谢谢，张伟", ["张伟"]),                            # thanks, signed off
+    ("明日の件、お電話いただけますか。山本", ["山本"]),                  # a letter signed with a family name
+    ("ご連絡をお願いいたします。 田中一郎", ["田中一郎"]),
+    ("민수야, 밥 먹었어?", ["민수"]),                                   # called: 야 after a vowel
+    ("지현아 오늘 저녁 먹자", ["지현"]),                                # 아 after a consonant
+    ("참석자: 이서연, 최지훈, 정하은", ["이서연", "최지훈", "정하은"]),  # a list after its field
+    ("배송지 서울, 수령인 최현우", ["최현우"]),                          # the recipient, no colon
+    ("사용자 이름은 김민준이고, 번호는 비공개", ["김민준"]),
+])
+def test_owners_signatures_calls_and_listed_attendees_are_named(text, names):
+    assert _names(text) == names
+
+
+@pytest.mark.parametrize("text", [
+    "品质部负责检验", "谢谢，大家", "아니야 괜찮아", "어디야?", "친구야 고마워", "수령인 주소는 서울",
+    "민수아, 밥 먹었어?",                                               # the ending disagrees with the name
+])
+def test_words_in_the_same_places_are_not_names(text):
+    assert _names(text) == []

@@ -91,7 +91,11 @@ _CHINESE_CUE = re.compile(rf"(?:{_CHINESE_BEFORE_NAME})")
 # "请李强跟进": "please", a name, then what the person is asked to do.
 _ASKED_TO_ACT = re.compile(rf"[请請](?P<name>{_HAN_RUN}{{2,3}}?)(?=跟进|跟進|处理|處理|回复|回覆|确认|確認|联系|聯繫|查看|负责|負責|"
                            rf"审批|審批|核实|核實|协助|協助|签字|簽字|签收|簽收)")
-# 小王, 老李, 阿强: a nickname standing alone before a comma, a stop or "said", or after a verb
+# "行动项：刘洋负责埋点方案，陈静负责实验": an action item's owner, a name starting a clause.
+_ACTION_OWNER = re.compile(rf"(?:^|(?<=[：:，,；;、。\s]))(?P<name>{_HAN_RUN}{{2,3}}?)(?=负责|負責)")
+# "谢谢，张伟": thanks, then a name that ends the text (a message signed off).
+_THANKS_SIGNED = re.compile(rf"(?:谢谢|謝謝|多谢|多謝)[，,！!。]?\s*(?P<name>{_HAN_RUN}{{2,3}})[。！!]?\s*$")
+# 小王, 老李: a nickname standing alone before a comma, a stop or "said", or after a verb
 # or a trade that names a person.
 _SURNAME_CLASS = "".join(sorted(_CHINESE_SURNAMES))
 _NICKNAME_FORM = rf"(?:[小老][{_SURNAME_CLASS}]|阿(?![姨公婆妈爸])[{_HAN}])"
@@ -116,6 +120,8 @@ def _chinese(text: str) -> list[tuple[int, int]]:
               if _surname_length(m.group("name")) and m.group("name") not in _NOT_NAMES
               and not re.search(_CHINESE_TITLES, m.group("name"))]  # "请王经理审批": the title finder's
     spans += [(m.start(), m.end()) for m in _NICKNAME.finditer(text)]
+    spans += [(m.start("name"), m.end("name")) for pattern in (_ACTION_OWNER, _THANKS_SIGNED)
+              for m in pattern.finditer(text) if _surname_length(m.group("name")) and m.group("name") not in _NOT_NAMES]
     return spans
 
 
@@ -200,6 +206,8 @@ _DEPARTMENT_MEMBER = re.compile(rf"(?<=の)(?P<name>{_JA_LONG_SURNAME})(?=から
 # (written so in signatures and lists); "山田：次の議題" a family name as a speaker's label.
 _SPACED_FULL_NAME = re.compile(rf"(?<![{_HAN}{_HIRAGANA}{_KATAKANA}])(?P<name>(?:{_JA_SURNAME})[ \u3000]"
                                rf"(?P<given>{_HAN_RUN}{{1,3}}))(?![{_HAN}])")
+# A letter signed off with a known family name (and a given name) at its very end: "…いただけますか。山本".
+_SIGNED_OFF = re.compile(rf"(?<=[。！!\s])(?P<name>(?:{_JA_LONG_SURNAME})(?:{_HAN_RUN}{{1,2}})?)\s*$")
 _SPEAKER = re.compile(rf"(?:^|(?<=\s))(?P<name>{_JA_LONG_SURNAME})[：:]")  # where a line starts (a space in the view)
 # A place or a business named after a family: "上野 公園", "松本 城", "山田 商店", "小林 医院".
 _FACILITY = re.compile("(?:公園|城|商店|医院|病院|駅|店|屋|銀行|神社|寺|学校|大学|会館|役所|線|町|村|市|区|県|庁|館|園|院|所|社|堂|橋|川|山)$")
@@ -221,6 +229,7 @@ def _japanese(text: str) -> list[tuple[int, int]]:
     speakers = list(_SPEAKER.finditer(text))
     if len(speakers) >= 2:  # turns of a conversation, not "松本：晴れ" in a weather list
         spans += [(m.start("name"), m.end("name")) for m in speakers]
+    spans += [(m.start("name"), m.end("name")) for m in _SIGNED_OFF.finditer(text)]
     for match in _SELF_NAMED.finditer(text):
         spans.append((match.start("name"), match.end("name")))
     for match in _JAPANESE_FIELD.finditer(text):
@@ -247,8 +256,18 @@ _KOREAN_BEFORE = re.compile(rf"{_KOREAN_NAME} ?(?P<title>{_KOREAN_TITLES})")
 # A full name before a particle that follows people ("임하은이랑", "서지수에게"): three syllables
 # from a family name (two-syllable words before these are too common: "김치랑").
 _KOREAN_PARTICLED = re.compile(rf"(?<![{_HANGUL}])(?P<name>[{_HANGUL}]{{3}})(?=이랑|랑|에게|한테|께서)")
-_KOREAN_FIELD = re.compile(r"(?:성명|제 ?이름은|저의 ?이름은|성함은|이름|담당자|수신인|받는 ?분|보내는 ?분|주문자|고객|안녕하세요|저는)\s*[:：,，]?\s*"
-                           r"|(?:수령인|수취인|받는 ?사람|보내는 ?사람|발신인)\s*[:：]\s*")  # these only with a colon
+_KOREAN_FIELD = re.compile(r"(?:성명|(?:제|저의|사용자|고객) ?이름은|성함은|이름은|이름|담당자|수신인|받는 ?분|보내는 ?분|주문자|고객|안녕하세요|저는)\s*[:：,，]?\s*"
+                           r"|(?:수령인|수취인|받는 ?사람|보내는 ?사람|발신인|참석자|참가자)\s*[:：]\s*")  # these only with a colon
+# "수령인 최현우": a recipient's full name ending the clause, without a colon ("수령인 주소는": a word).
+_KOREAN_RECIPIENT = re.compile(rf"(?:수령인|수취인)\s+(?P<name>[{_HANGUL}]{{3}})(?=[.,。)]|$)")
+# "민수야,", "지현아 오늘": a given name called at the start of a message, its ending agreeing
+# with the name's last syllable (아 after a consonant, 야 after a vowel); common words called so
+# ("아니야", "어디야", "친구야") are no names.
+_KOREAN_VOCATIVE = re.compile(rf"(?:^|(?<=[.!?。]\s))(?P<name>[{_HANGUL}]{{2}})(?P<call>[아야])(?=[\s,!?.~]|$)")
+_CALLED_WORDS = frozenset({"아니", "어디", "누구", "진짜", "정말", "그래", "이거", "저거", "그거", "여기", "거기", "저기",
+                           "언제", "무슨", "이제", "오늘", "내일", "지금", "벌써", "역시", "최고", "바보", "친구", "엄마",
+                           "아빠", "언니", "오빠", "누나", "동생", "자기", "여보", "애들", "얘들", "괜찮", "좋아", "싫어",
+                           "그렇", "맞", "뭐", "이게", "그게", "저게", "이건", "그건", "다행", "대박", "미안", "사랑"})
 
 
 def _korean(text: str) -> list[tuple[int, int]]:
@@ -261,10 +280,23 @@ def _korean(text: str) -> list[tuple[int, int]]:
     spans += [(m.start("name"), m.end("name")) for m in _KOREAN_PARTICLED.finditer(text)
               if m.group("name")[0] in _KOREAN_SURNAMES]
     for match in _KOREAN_FIELD.finditer(text):
-        span = _korean_name_at(text, match.end())
-        if span is not None:
+        cursor = match.end()
+        while (span := _korean_name_at(text, cursor)) is not None:
             spans.append(span)
+            listed = re.match(r"\s*[,，、]\s*", text[span[1]:])  # "참석자: 이서연, 최지훈, 정하은"
+            if listed is None:
+                break
+            cursor = span[1] + listed.end()
+    spans += [(m.start("name"), m.end("name")) for m in _KOREAN_RECIPIENT.finditer(text)
+              if m.group("name")[0] in _KOREAN_SURNAMES]
+    spans += [(m.start("name"), m.end("name")) for m in _KOREAN_VOCATIVE.finditer(text)
+              if m.group("name") not in _CALLED_WORDS and _ends_in_consonant(m.group("name")) == (m.group("call") == "아")]
     return spans
+
+
+def _ends_in_consonant(word: str) -> bool:
+    """Whether a Hangul syllable block word ends in a final consonant (받침)."""
+    return (ord(word[-1]) - 0xAC00) % 28 != 0
 
 
 def _korean_name(name: str, start: int, title: str, *, spaced: bool) -> tuple[int, int] | None:

@@ -97,6 +97,8 @@ def test_a_request_to_nobody_in_particular_names_nobody(text):
     ("참석자: 이서연, 최지훈, 정하은", ["이서연", "최지훈", "정하은"]),  # a list after its field
     ("배송지 서울, 수령인 최현우", ["최현우"]),                          # the recipient, no colon
     ("사용자 이름은 김민준이고, 번호는 비공개", ["김민준"]),
+    ("안녕하세요, 저는 김민준입니다.", ["김민준"]),                         # "저는" is the speaker's word
+    ("用户的同事张敏负责报销。", ["张敏"]),                                # what the colleague does ends the name
 ])
 def test_owners_signatures_calls_and_listed_attendees_are_named(text, names):
     assert _names(text) == names

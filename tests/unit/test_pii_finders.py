@@ -272,6 +272,9 @@ def test_uuids_and_hex_digests_are_neither_ibans_nor_wallets():
     ("NI number: AB 12 34 56 C today", "ab 12 34 56 c", "NATIONAL_ID"),
     ("Passport (DE): C7RT1WN94 for", "c7rt1wn94", "NATIONAL_ID"),
     ("SSN: 287 65 1043", "287 65 1043", "US_SSN"),
+    ("Personnummer till försäkringen: 19850312-1234.", "19850312-1234", "NATIONAL_ID"),   # starts with a birth date
+    ("Nambari ya kitambulisho: 23456789", "23456789", "NATIONAL_ID"),                       # Swahili
+    ("Passport no. on file: A12345678.", "a12345678", "NATIONAL_ID"),                       # past the abbreviation
 ])
 def test_an_identifier_announced_by_its_name_is_found_in_many_languages(text, value, kind):
     assert (kind, value, numbers.NAMED) in [(k, v.lower(), s) for k, v, s in _found(identifiers.named_ids, text)]
@@ -393,6 +396,7 @@ def test_postal_addresses_from_the_street_line_to_the_postcode(text, value):
     "Gig night: block 204, row C, seats 31-32, doors 18:30",               # seats in a hall
     "Beslut 2291-25: ansökan prövas av nämnden för bygglov inom 6–8 veckor.",  # Swedish "av" is no avenue
     "Ärende 4410-318, handläggs av enheten för tillstånd. Svar inom 3–5 veckor.",
+    "Deniz manzaralı oda 1204 için rezervasyon onaylandı, toplam 14.500 TL.",  # Turkish "for" after a room
 ])
 def test_prose_with_numbers_is_not_an_address(text):
     assert _found(addresses.addresses, text) == []

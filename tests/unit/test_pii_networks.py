@@ -255,3 +255,16 @@ def test_a_host_after_a_user_agent_s_header_stays_an_address():
     text = "User-Agent: Grandstream GXP2170 1.0.11.79\nContact: <sip:1001@81.2.69.160>"
     assert _address(text, "1.0.11.79") is False
     assert _address(text, "81.2.69.160") is True
+
+
+@pytest.mark.parametrize("text, value, address", [
+    ("does anyone know if the 4.2.10.1 update bricks the older models?", "4.2.10.1", False),   # names an update
+    ("王者荣耀 更新到 3.81.1.6 之后一直卡顿", "3.81.1.6", False),                                  # "updated to"
+    ("Software BOM: openssl 3.0.13, zlib 1.3.1, libcurl 8.7.1, sqlite 3.45.3.0.", "3.45.3.0", False),
+    ("the 81.2.69.160 host went down", "81.2.69.160", True),
+    ("block the 81.2.69.160 update server", "81.2.69.160", True),                  # a host word after it
+    ("servers: web 81.2.69.160, nginx 1.25.3, redis 7.2.4", "81.2.69.160", True),  # a host word in the list
+])
+def test_an_update_named_by_its_quad_or_a_component_listed_with_versions_is_a_version(text, value, address):
+    start = text.index(value)
+    assert networks.ip_in_context(text, start, start + len(value)) is address

@@ -373,3 +373,14 @@ def test_an_ssn_shaped_number_in_a_list_of_skus_is_a_product_s():
 ])
 def test_a_table_s_record_column_and_records_of_more_languages_are_no_phone_numbers(text, value, phone):
     assert _phone(text, value) is phone
+
+
+@pytest.mark.parametrize("text, value, phone", [
+    ("Gönderiniz 7219 8831 0045 takip numarasıyla kargoya verildi.", "7219 8831 0045", False),  # tracking, after it
+    ("Siparişiniz 4471 2290 8817 sipariş numarasıyla alındı.", "4471 2290 8817", False),
+    ("0532 418 27 60 telefon numarası", "0532 418 27 60", True),
+    ("تم شحن طلبك رقم 7741-2209 وسيصل خلال 3 أيام", "7741-2209", False),                       # "your order number"
+    ("Driver 27.20.100.9664 fixed the flicker", "27.20.100.9664", False),                       # a driver's version
+])
+def test_a_record_named_after_the_number_in_turkish_an_arabic_order_and_a_driver_s_version(text, value, phone):
+    assert _phone(text, value) is phone

@@ -16,7 +16,7 @@ from typing import Any
 
 from ibex_worker.adapters.recognizers import (CJK_NAMED, CUED, ID_LIKE, KNOWN, NOT_NAME_WORDS, OTHER_SCRIPT,
                                               SCRIPT_NAMED, SPACY, THING_NAMED)
-from ibex_worker.pii import languages, name_model, name_neighbours
+from ibex_worker.pii import languages, name_model, name_neighbours, not_names
 from ibex_worker.pii.casing import View
 from ibex_worker.pii.lexicon import places
 from ibex_worker.pii.policy import Finding
@@ -114,7 +114,7 @@ def _model_person(text: str, start: int, end: int, kept: Sequence[tuple[int, int
     ``my sister Georgia``), not only a place or the name of a language, a product, a brand,
     a month or a nationality."""
     value = text[start:end]
-    if ID_LIKE.search(value):
+    if ID_LIKE.search(value) or not_names.not_a_name(text, start, end):
         return False
     if any(s < end and start < e for s, e in kept):
         return True

@@ -101,9 +101,9 @@ def may_be_place(match: re.Match[str]) -> bool:
         return False  # "2018 Mexican model", "9090 Prometheus, 3000 Grafana": a people's name, a product
     if "code" in match.groupdict() and len(match.group("code")) == 3:
         return False
-    if "code" in match.groupdict() and re.fullmatch(r"(?:19|20)\d\d", match.group("code")) \
-            and place in function_words():
-        return False  # "für 2023 über ...": a year before another language's word ("2000 Antwerpen" is a place)
+    if "code" in match.groupdict() and place in function_words():
+        return False  # "für 2023 über ...", "oda 1204 için": another language's word after a number (a place
+        # the lexicon knows, "2000 Antwerpen", "22100 Como", was taken above)
     return share is not None and share >= 0.5 or not is_common(place) and word[0].isupper()
 
 

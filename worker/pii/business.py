@@ -77,7 +77,7 @@ RECORDS_RIGHT_BEFORE = Cues.of([
 # ("Номер заказа 916-427-18-55", "Objednávka č. 603 218 447", "takip numarası", "رقم التتبع").
 ORDERS_BESIDE_NUMBER_WORD = frozenset({
     "заказ", "заказа", "заказу", "отправление", "отправления", "посылка", "посылки", "замовлення", "посилка",
-    "objednávka", "objednávky", "objednávku", "zásilka", "zásilky", "takip", "kargo", "gönderi", "الطلب", "التتبع",
+    "objednávka", "objednávky", "objednávku", "zásilka", "zásilky", "takip", "kargo", "gönderi", "الطلب", "التتبع", "طلب", "طلبك",
     "الشحنة", "شحنة", "beställning", "beställningen", "leverans", "försändelse", "bestilling", "ordre",
     "forsendelse", "tilaus", "tilauksen", "lähetys", "rendelés", "comanda", "comandă", "colet", "παραγγελία",
     "παραγγελίας", "pengiriman", "levering", "livraison", "envoi", "envio", "lieferung", "荷物", "お荷物",

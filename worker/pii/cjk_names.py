@@ -166,6 +166,11 @@ def _listed_names(text: str, cursor: int, *, any_run: bool) -> list[tuple[int, i
         cursor = span[1] + separator.end()
 
 
+# A pronoun or what the person does ends a name's run after a verb or a relation:
+# "告诉郑丽她的", "同事张敏负责报销".
+_ACTS_AFTER_NAME = re.compile("[他她]|负责|負責|跟进|跟進|处理|處理|说|說|觉得|覺得|打算|已经|已經|今天|明天|昨天")
+
+
 def _chinese_name_at(text: str, cursor: int, *, closed: bool, any_run: bool = False) -> tuple[int, int] | None:
     """A Chinese name at ``cursor``: a family name and one or two characters. After a verb or
     a relation (``closed``) the name ends the run, or a pronoun does (``告诉郑丽她的``): "找工作"
@@ -173,7 +178,7 @@ def _chinese_name_at(text: str, cursor: int, *, closed: bool, any_run: bool = Fa
     run = re.match(rf"{_HAN_RUN}{{1,8}}", text[cursor:])
     if run is None:
         return None
-    word = re.split(r"[他她]", run.group(0))[0] if closed else run.group(0)
+    word = _ACTS_AFTER_NAME.split(run.group(0))[0] if closed else run.group(0)
     if any_run:
         word = re.split(rf"(?:{_CHINESE_TITLES})", word)[0]  # "班主任：葛春燕老师": the name ends at its title
     surname = _surname_length(word)
@@ -312,10 +317,15 @@ def _korean_name(name: str, start: int, title: str, *, spaced: bool) -> tuple[in
     return (start, start + len(name)) if name[0] in _KOREAN_SURNAMES else None
 
 
+# "안녕하세요, 저는 김민준입니다": the speaker's own words between a greeting and the name.
+_KOREAN_SELF_WORDS = frozenset({"저는", "제가", "저희", "저의", "나는", "내가", "이름은", "성함은"})
+
+
 def _korean_name_at(text: str, cursor: int) -> tuple[int, int] | None:
     """The name a field or a greeting announces, before its particle or copula."""
     match = re.match(rf"[{_HANGUL}]{{2,4}}?(?=입니다|이에요|예요|이고|씨|님|[^{_HANGUL}]|$)", text[cursor:])
     if match is None or match.group(0) in _KOREAN_TITLE_WORDS or match.group(0) in _NOT_NAMES \
+            or match.group(0) in _KOREAN_SELF_WORDS \
             or match.group(0).startswith(("뭐", "무엇", "누구", "어떻", "어디")):  # "이름은 뭐예요?": a question
         return None
     return cursor, cursor + match.end()

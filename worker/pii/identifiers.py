@@ -46,7 +46,7 @@ ID_KEYWORDS: dict[str, str] = {
         "documento", "documento de identidad", "carte d'identité", "numéro d'identité", "sozialversicherungsnummer",
         "svnr", "steueridentifikationsnummer", "national id number", "tax identification number",
         "rijksregisternummer", "rijksregister", "registre national", "insz", "versichertennummer",
-        "krankenversichertennummer", "kvnr",
+        "krankenversichertennummer", "kvnr", "kitambulisho", "namba ya kitambulisho",
     ], "NATIONAL_ID"),
 }
 _CONNECTORS = frozenset({"number", "numbers", "no", "nr", "num", "n°", "nº", "#", "is", "es", "è", "é", "ist",
@@ -70,7 +70,8 @@ def named_ids(text: str) -> list[Hit]:
     keywords = [(m.group(1).lower(), m.end()) for m in _KEYWORD_RE.finditer(text)] \
         + [("national id", m.end()) for m in _CJK_KEYWORD_RE.finditer(text)]
     for keyword, end in keywords:
-        span = _id_value(text, end) or (_later_in_clause(text, end) if keyword in _ID_NAMES else None)
+        dotted = end + 1 if text[end:end + 1] == "." and keyword.endswith((" no", " nr")) else end  # "Passport no."
+        span = _id_value(text, end) or (_later_in_clause(text, dotted) if keyword in _ID_NAMES else None)
         if span is None or _not_a_person_s(keyword, text[span[0]:span[1]]) \
                 or _COMPANY_AFTER.match(text, span[1]) or format_mask(text[span[0]:span[1]]):
             continue
@@ -94,6 +95,7 @@ _ID_NAMES = frozenset({
     "national insurance number", "ppsn", "ahv", "ahv-nr", "cédula", "cedula", "documento de identidad",
     "carte d'identité", "numéro d'identité", "tax identification number", "resident registration", "ktp", "nik",
     "rrn", "bsn", "pps number", "pps no", "social insurance number", "national insurance no", "ni number",
+    "kitambulisho", "namba ya kitambulisho",
 })
 # Identifiers' names in scripts written without spaces, glued to the words around them.
 _CJK_KEYWORD_RE = re.compile(r"주민등록번호|주민번호|외국인등록번호|身份证号码|身份证号|身份证|身分證字號|身分證|"
@@ -112,6 +114,12 @@ _DATE_VALUE = re.compile(r"(?:\d{1,2}[./\-]\d{1,2}[./\-](?:19|20)?\d\d|(?:19|20)
 _DOTTED_QUAD = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}(?![\d.])")
 
 
+def _dated(value: str) -> bool:
+    """A date, not a number that starts with a birth date ("19850312-1234": a Swedish personnummer)."""
+    date = _DATE_VALUE.match(value)
+    return date is not None and re.fullmatch(r"[-+]?\d{4}", value[date.end():]) is None
+
+
 def _later_in_clause(text: str, cursor: int) -> tuple[int, int] | None:
     """The first value of six digits or more after an identifier's name in its clause, past
     dates and hosts' addresses; none when an amount, a short number right after the name
@@ -126,7 +134,7 @@ def _later_in_clause(text: str, cursor: int) -> tuple[int, int] | None:
     past = cursor
     for value in list(_LATER_VALUE.finditer(text, cursor, clause_end))[:6]:
         span = _value_groups(text, value.start()) if value.start() >= past else None
-        if span is None or _DATE_VALUE.match(text[span[0]:span[1]]) or _DOTTED_QUAD.match(text, span[0]):
+        if span is None or _dated(text[span[0]:span[1]]) or _DOTTED_QUAD.match(text, span[0]):
             past = max(past, span[1] if span else value.end())
             continue  # "passport ... valid until 22/11/2024, number C01X00T47": past the date
         if sum(ch.isdigit() for ch in text[span[0]:span[1]]) < 6 or span[1] > clause_end \

@@ -18,7 +18,7 @@ OTHER_VERSION_WORDS = Cues.of(["versión", "versione", "versão", "versao", "ver
                                "verze", "verzió", "versio", "versjon", "sürüm", "sürümü", "versiyon", "versiyonu",
                                "версия", "версии", "версию", "прошивка", "прошивки", "прошивку", "прошивкой",
                                "バージョン", "ファーム", "ファームウェア", "版本", "固件", "버전", "펌웨어", "الإصدار", "إصدار",
-                               "الاصدار", "النسخة", "संस्करण"])
+                               "الاصدار", "النسخة", "संस्करण", "更新到", "更新至", "升级到", "升级至", "升級到", "升級至"])
 VERSION_SUFFIXES = ("-version", "-firmware", "-fw", "版本", "固件", "バージョン", "ファーム", "ファームウェア", "버전", "펌웨어")
 # A version's word after the quad, in languages that put it there ("8.1.0.44 sürümüne geçti").
 VERSION_AFTER = re.compile(r"\s*(?:sürüm|versiyon|バージョン|版)", re.IGNORECASE)

@@ -335,7 +335,7 @@ _PHONE_HEADS = (_PHONE_KINDS - WEAK_PHONE_CUES - {"numero", "número", "numéro"
 
 
 # Words between a business word and its number ("order no. 12", "ticket # 4", "case id: 7").
-_NUMBER_WORDS = phone_vetoes.NUMBER_WORDS | {"n", "numéro", "número", "numero", "nummer", "numer", "numarası",
+_NUMBER_WORDS = phone_vetoes.NUMBER_WORDS | {"n", "numéro", "número", "numero", "nummer", "numer", "numarası", "numarasıyla", "numaralı",
                                               "numarasi", "номер", "номера", "č"}
 # Words that say "number" and nothing of what is numbered: alone they announce a phone as well as a record.
 _BARE_NUMBER_WORDS = phone_vetoes.PHONE_NUMBER_WORDS | {"n", "nº", "№"}

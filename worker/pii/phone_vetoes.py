@@ -28,7 +28,7 @@ _NUMBERED_THINGS = frozenset({"hold", "meter", "locker", "pallet", "cheque", "ch
                               "platform", "gate", "unit", "warranty", "appliance", "product", "catalogue",
                               "catalog", "stock", "article", "artikel", "reading"})
 # Words that name a dotted number a version ("firmware 3.14.159.26", "Reader 24.001.20643").
-VERSIONED = Cues.of(["version", "ver", "firmware", "fw", "build", "release", "bios"])
+VERSIONED = Cues.of(["version", "ver", "firmware", "fw", "build", "release", "bios", "driver", "drivers", "kernel"])
 # "my #", "her no.": after a possessive, only these say a phone's number follows ("my ID", "our ref" do not).
 POSSESSIVES = frozenset({"my", "your", "his", "her", "our", "their"})
 PHONE_NUMBER_WORDS = frozenset({"#", "no", "nr", "num", "number"})
@@ -140,6 +140,9 @@ _NUMBER_OF = re.compile(r"(?:num[ée]ro|n[úu]mero|numer)\s+(?:(?P<of>de|di|do|d
 # "0033 1442 8871 est son numéro de contrat": the clause after the value says what it is.
 _IS_NUMBER_OF = re.compile(r"\s*(?:est|es|é|è|jest|to)\s+(?:\w+\s+)?(?:num[ée]ro|n[úu]mero|numer)\s+"
                            r"(?:(?P<of>de|di|do|da|del|du)\s+|(?P<elided>d['’])\s*)(?P<kind>[^\W\d_]+)", re.IGNORECASE)
+# Turkish names the kind after the number, before its word for number ("… takip numarasıyla").
+_TURKISH_NUMBER_OF = re.compile(r"\s+(?P<kind>[^\W\d_]+)\s+numara(?:sı|si|sıyla|siyla|sını|sini|lı|li)\b",
+                                re.IGNORECASE)
 # Japanese and Chinese: the kind glued before 番号 ("number") or ID ("会員番号", "会議ID").
 _CJK_NUMBER_OF = re.compile(r"(?P<kind>[\u3040-\u306d\u306f-\u30ff\u4e00-\u9fff]{1,4})(?:番号|ＩＤ|[Ii][Dd])\s*"
                             r"(?:は|：|:|为|是)?\s*$")
@@ -163,7 +166,10 @@ def named_kind(text: str, start: int, value: str) -> bool:
     window = text[max(0, start - 60):start]
     latin = [m for m in (_NUMBER_OF.search(window), _IS_NUMBER_OF.match(text, start + len(value))) if m]
     cjk = _CJK_NUMBER_OF.search(window)
-    return any(_record_kind(m) for m in latin) or bool(
+    turkish = _TURKISH_NUMBER_OF.match(text, start + len(value))
+    kind = turkish.group("kind").lower() if turkish else ""
+    return any(_record_kind(m) for m in latin) or bool(turkish and (
+        RECORDS.found_in([kind]) or kind in ORDERS_BESIDE_NUMBER_WORD)) or bool(
         cjk and _CJK_RECORD_KINDS.search(cjk.group("kind")) and not _CJK_PHONE_KINDS.search(cjk.group("kind")))
 
 

@@ -110,11 +110,30 @@ _HEADING = re.compile(r"(?:^|\n)\s*#{1,6}\s*$")
 _DATED = re.compile(r"\s*\(\d{4}-\d{2}-\d{2}\)")
 
 
+# "the 4.2.10.1 update": the quad names an update, a release or a patch.
+_THE_BEFORE = re.compile(r"(?<![\w])the\s+$", re.IGNORECASE)
+_RELEASE_AFTER = re.compile(r"\s+(?:update|upgrade|release|patch|hotfix|build|firmware)\b", re.IGNORECASE)
+# "openssl 3.0.13, zlib 1.3.1, libcurl 8.7.1, sqlite 3.45.3.0": a list of components' versions.
+_COMPONENT = re.compile(r"[^\W\d_][\w.+-]*\s+v?\d+\.\d+(?:\.\d+)?(?![\d.])")
+_LISTED_COMPONENT = re.compile(r"(?:^|[,;:(]\s*)([^\W\d_][\w.+-]*)\s+$")
+
+
 def _version_by_use(text: str, start: int, end: int) -> bool:
     """A public address's shape used as a version: run by a host whose address is written
-    right before it, or headed as a changelog's entry with its date."""
+    right before it, headed as a changelog's entry with its date, named as an update ("the
+    4.2.10.1 update"), or listed after a component's name among other components' versions
+    in a text of no hosts."""
     return bool(_RUN_BY_HOST.search(text, max(0, start - 28), start)
-                or _HEADING.search(text, max(0, start - 12), start) and _DATED.match(text, end))
+                or _HEADING.search(text, max(0, start - 12), start) and _DATED.match(text, end)
+                or _THE_BEFORE.search(text, max(0, start - 6), start) and _RELEASE_AFTER.match(text, end)
+                or _listed_component(text, start))
+
+
+def _listed_component(text: str, start: int) -> bool:
+    if _LISTED_COMPONENT.search(text, max(0, start - 40), start) is None:
+        return False
+    others = [m for m in _COMPONENT.finditer(text) if m.end() <= start or m.start() > start]
+    return len(others) >= 2 and not (IP_CUES.found_in(_words(text)) or NETWORK_WORDS.found_in(_words(text)))
 
 
 def _words(text: str) -> list[str]:

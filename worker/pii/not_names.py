@@ -1,0 +1,43 @@
+"""Words the name model takes for a name that their surroundings show are
+something else: a date or time format's mask (``YYYY-MM-DD``), a part of a time zone's id
+(``America/Sao_Paulo``), a weekday of a range of opening days (``Mo–Fr``, ``lun–ven``)."""
+
+from __future__ import annotations
+
+import re
+
+_MASK_PART = r"(?:y{2,4}|m{1,2}|d{1,2}|h{1,2}|s{1,2})"
+_FORMAT_MASK = re.compile(rf"{_MASK_PART}(?:[-/.: ]{_MASK_PART})+", re.IGNORECASE)
+_TIME_ZONE = re.compile(r"(?<![\w/])(?:Africa|America|Antarctica|Asia|Atlantic|Australia|Europe|Indian|Pacific|Etc)"
+                        r"/[A-Za-z_]+(?:/[A-Za-z_]+)?")
+# Weekdays' short forms in English, German, French, Italian, Spanish, Portuguese and Dutch.
+_WEEKDAYS = frozenset("""
+mon tue wed thu fri sat sun mo di mi do fr sa so lun mar mer jeu ven sam dim gio sab dom mié jue vie sáb
+seg ter qua qui sex ma wo vr za zo lu
+""".split())
+_RANGE = re.compile(r"\s*[-–—]\s*|\s+(?:to|bis|à|a|al|tot)\s+")
+
+
+def not_a_name(text: str, start: int, end: int) -> bool:
+    """A format's mask, a part of a time zone's id, or a weekday that opens or closes a range
+    of weekdays."""
+    value = text[start:end]
+    if _FORMAT_MASK.fullmatch(value):
+        return True
+    if any(m.start() <= start and end <= m.end() for m in _TIME_ZONE.finditer(text, max(0, start - 40),
+                                                                               min(len(text), end + 40))):
+        return True
+    return value.lower().rstrip(".") in _WEEKDAYS and _weekday_range(text, start, end)
+
+
+def _weekday_range(text: str, start: int, end: int) -> bool:
+    after = _RANGE.match(text, end + (text[end:end + 1] == "."))
+    if after and _weekday_at(text, after.end()):
+        return True
+    before = re.search(rf"([^\W\d_]+)\.?(?:{_RANGE.pattern})$", text[max(0, start - 16):start])
+    return bool(before and before.group(1).lower() in _WEEKDAYS)
+
+
+def _weekday_at(text: str, cursor: int) -> bool:
+    word = re.match(r"[^\W\d_]+", text[cursor:])
+    return bool(word and word.group(0).lower() in _WEEKDAYS)

@@ -11,7 +11,8 @@ import pytest
 from ibex_worker import migrate
 
 TABLES = {"memories", "memory_labels", "memory_relationships", "memory_conflict_escalations",
-          "memory_write_jobs", "memory_idempotency_keys", "api_keys", "memory_agent_corpus"}
+          "memory_write_jobs", "memory_idempotency_keys", "api_keys", "memory_agent_corpus",
+          "memory_lexical_band_counts"}
 
 
 @pytest.fixture

@@ -1,0 +1,21 @@
+DROP TRIGGER IF EXISTS memories_lexical_band_counts ON memories;
+DROP FUNCTION IF EXISTS memory_lexical_band_counts_sync();
+DROP TABLE IF EXISTS memory_lexical_band_counts;
+DROP INDEX IF EXISTS memories_lexical_band_1;
+DROP INDEX IF EXISTS memories_lexical_band_2;
+DROP INDEX IF EXISTS memories_lexical_band_3;
+DROP INDEX IF EXISTS memories_lexical_band_4;
+DROP INDEX IF EXISTS memories_lexical_band_5;
+DROP INDEX IF EXISTS memories_lexical_band_6;
+DROP INDEX IF EXISTS memories_lexical_band_7;
+DROP INDEX IF EXISTS memories_lexical_band_8;
+DROP INDEX IF EXISTS memories_lexical_band_9;
+DROP INDEX IF EXISTS memories_lexical_band_10;
+DROP INDEX IF EXISTS memories_lexical_band_11;
+DROP INDEX IF EXISTS memories_lexical_band_12;
+DROP INDEX IF EXISTS memories_lexical_band_13;
+DROP INDEX IF EXISTS memories_lexical_band_14;
+DROP INDEX IF EXISTS memories_lexical_band_15;
+DROP INDEX IF EXISTS memories_lexical_band_16;
+CREATE INDEX IF NOT EXISTS memories_lexical_bands ON memories USING gin (lexical_bands)
+    WHERE status = 'active' AND deleted_at IS NULL;

@@ -125,8 +125,23 @@ def _version_by_use(text: str, start: int, end: int) -> bool:
     in a text of no hosts."""
     return bool(_RUN_BY_HOST.search(text, max(0, start - 28), start)
                 or _HEADING.search(text, max(0, start - 12), start) and _DATED.match(text, end)
-                or _THE_BEFORE.search(text, max(0, start - 6), start) and _RELEASE_AFTER.match(text, end)
+                or _THE_BEFORE.search(text, max(0, start - 6), start) and _named_release(text, end)
                 or _listed_component(text, start))
+
+
+# Machines a release's word may name ("the 81.2.69.160 build server"): then the quad is theirs.
+_MACHINES = Cues.of(["server", "servers", "box", "machine", "host", "node", "agent", "runner", "vm", "instance",
+                     "pc", "laptop", "device", "gateway", "router", "proxy", "worker", "bot"])
+
+
+def _named_release(text: str, end: int) -> bool:
+    """"the 4.2.10.1 update bricks ...": a release's word after the quad, and no machine, host or
+    network word in the eight words after it."""
+    release = _RELEASE_AFTER.match(text, end)
+    if release is None:
+        return False
+    after = _words(text[release.end():release.end() + 80])[:8]
+    return not (_MACHINES.found_in(after) or IP_CUES.found_in(after) or NETWORK_WORDS.found_in(after))
 
 
 def _listed_component(text: str, start: int) -> bool:

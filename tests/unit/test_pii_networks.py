@@ -265,6 +265,8 @@ def test_a_host_after_a_user_agent_s_header_stays_an_address():
     ("block the 81.2.69.160 update server", "81.2.69.160", True),                  # a host word after it
     ("the 81.2.69.160 build server is down", "81.2.69.160", True),                 # a machine named by its build
     ("the 81.2.69.160 build box is down", "81.2.69.160", True),
+    ("the 81.2.69.160 update failed", "81.2.69.160", True),                       # major 81: a host's first octet
+    ("Inventory: web 81.2.69.160, nginx 1.25.3, redis 7.2.4", "81.2.69.160", True),
     ("servers: web 81.2.69.160, nginx 1.25.3, redis 7.2.4", "81.2.69.160", True),  # a host word in the list
 ])
 def test_an_update_named_by_its_quad_or_a_component_listed_with_versions_is_a_version(text, value, address):

@@ -120,13 +120,18 @@ _LISTED_COMPONENT = re.compile(r"(?:^|[,;:(]\s*)([^\W\d_][\w.+-]*)\s+$")
 
 def _version_by_use(text: str, start: int, end: int) -> bool:
     """A public address's shape used as a version: run by a host whose address is written
-    right before it, headed as a changelog's entry with its date, named as an update ("the
-    4.2.10.1 update"), or listed after a component's name among other components' versions
-    in a text of no hosts."""
+    right before it, headed as a changelog's entry with its date, or, with a major number up to
+    30, named as an update ("the 4.2.10.1 update") or listed after a component's name among
+    other components' versions in a text of no hosts."""
     return bool(_RUN_BY_HOST.search(text, max(0, start - 28), start)
                 or _HEADING.search(text, max(0, start - 12), start) and _DATED.match(text, end)
-                or _THE_BEFORE.search(text, max(0, start - 6), start) and _named_release(text, end)
-                or _listed_component(text, start))
+                or _low_major(text[start:end]) and (_THE_BEFORE.search(text, max(0, start - 6), start)
+                                                    and _named_release(text, end) or _listed_component(text, start)))
+
+
+def _low_major(value: str) -> bool:
+    """A version's major number: at most ``_HIGHEST_MAJOR`` (a host's first octet rarely is)."""
+    return int(value.split(".")[0]) <= _HIGHEST_MAJOR
 
 
 # Machines a release's word may name ("the 81.2.69.160 build server"): then the quad is theirs.
@@ -136,7 +141,7 @@ _MACHINES = Cues.of(["server", "servers", "box", "machine", "host", "node", "age
 
 def _named_release(text: str, end: int) -> bool:
     """"the 4.2.10.1 update bricks ...": a release's word after the quad, and no machine, host or
-    network word in the eight words after it."""
+    network word in the eight words after it (the quad's major number is checked by the caller)."""
     release = _RELEASE_AFTER.match(text, end)
     if release is None:
         return False

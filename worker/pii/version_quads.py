@@ -131,7 +131,8 @@ def _version_by_use(text: str, start: int, end: int) -> bool:
 
 def _low_major(value: str) -> bool:
     """A version's major number: at most ``_HIGHEST_MAJOR`` (a host's first octet rarely is)."""
-    return int(value.split(".")[0]) <= _HIGHEST_MAJOR
+    major = value.split(".")[0]
+    return "." in value and major.isdigit() and int(major) <= _HIGHEST_MAJOR
 
 
 # Machines a release's word may name ("the 81.2.69.160 build server"): then the quad is theirs.

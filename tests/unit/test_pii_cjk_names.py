@@ -98,6 +98,7 @@ def test_a_request_to_nobody_in_particular_names_nobody(text):
     ("배송지 서울, 수령인 최현우", ["최현우"]),                          # the recipient, no colon
     ("사용자 이름은 김민준이고, 번호는 비공개", ["김민준"]),
     ("안녕하세요, 저는 김민준입니다.", ["김민준"]),                         # "저는" is the speaker's word
+    ("고객: 김민수, 주소는 서울", ["김민수"]),                               # no list after a customer's field
     ("用户的同事张敏负责报销。", ["张敏"]),                                # what the colleague does ends the name
 ])
 def test_owners_signatures_calls_and_listed_attendees_are_named(text, names):
@@ -107,6 +108,7 @@ def test_owners_signatures_calls_and_listed_attendees_are_named(text, names):
 @pytest.mark.parametrize("text", [
     "品质部负责检验", "谢谢，大家", "아니야 괜찮아", "어디야?", "친구야 고마워", "수령인 주소는 서울",
     "민수아, 밥 먹었어?",                                               # the ending disagrees with the name
+    "괜찮아 걱정마",
 ])
 def test_words_in_the_same_places_are_not_names(text):
     assert _names(text) == []

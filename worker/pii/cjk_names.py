@@ -271,8 +271,8 @@ _KOREAN_RECIPIENT = re.compile(rf"(?:수령인|수취인)\s+(?P<name>[{_HANGUL}]
 _KOREAN_VOCATIVE = re.compile(rf"(?:^|(?<=[.!?。]\s))(?P<name>[{_HANGUL}]{{2}})(?P<call>[아야])(?=[\s,!?.~]|$)")
 _CALLED_WORDS = frozenset({"아니", "어디", "누구", "진짜", "정말", "그래", "이거", "저거", "그거", "여기", "거기", "저기",
                            "언제", "무슨", "이제", "오늘", "내일", "지금", "벌써", "역시", "최고", "바보", "친구", "엄마",
-                           "아빠", "언니", "오빠", "누나", "동생", "자기", "여보", "애들", "얘들", "괜찮", "좋아", "싫어",
-                           "그렇", "맞", "뭐", "이게", "그게", "저게", "이건", "그건", "다행", "대박", "미안", "사랑"})
+                           "아빠", "언니", "오빠", "누나", "동생", "자기", "여보", "애들", "얘들", "괜찮", "그렇", "이게",
+                           "그게", "저게", "이건", "그건", "다행", "대박", "미안", "사랑"})
 
 
 def _korean(text: str) -> list[tuple[int, int]]:
@@ -289,8 +289,8 @@ def _korean(text: str) -> list[tuple[int, int]]:
         while (span := _korean_name_at(text, cursor)) is not None:
             spans.append(span)
             listed = re.match(r"\s*[,，、]\s*", text[span[1]:])  # "참석자: 이서연, 최지훈, 정하은"
-            if listed is None:
-                break
+            if listed is None or not match.group(0).startswith(("참석자", "참가자")):
+                break  # "고객: 김민수, 주소는 ...": only a list of attendees goes on after its first name
             cursor = span[1] + listed.end()
     spans += [(m.start("name"), m.end("name")) for m in _KOREAN_RECIPIENT.finditer(text)
               if m.group("name")[0] in _KOREAN_SURNAMES]

@@ -115,7 +115,7 @@ _THE_BEFORE = re.compile(r"(?<![\w])the\s+$", re.IGNORECASE)
 _RELEASE_AFTER = re.compile(r"\s+(?:update|upgrade|release|patch|hotfix|build|firmware)\b", re.IGNORECASE)
 # "openssl 3.0.13, zlib 1.3.1, libcurl 8.7.1, sqlite 3.45.3.0": a list of components' versions.
 _COMPONENT = re.compile(r"[^\W\d_][\w.+-]*\s+v?\d+\.\d+(?:\.\d+)?(?![\d.])")
-_LISTED_COMPONENT = re.compile(r"(?:^|[,;:(]\s*)([^\W\d_][\w.+-]*)\s+$")
+_LISTED_COMPONENT = re.compile(r"(?:^|[,;:(]\s*)[^\W\d_][\w.+-]*\s+$")
 
 
 def _version_by_use(text: str, start: int, end: int) -> bool:
@@ -151,6 +151,8 @@ def _named_release(text: str, end: int) -> bool:
 
 
 def _listed_component(text: str, start: int) -> bool:
+    """A name right before the quad at a list's start or after its separator, and at least two
+    other "name x.y(.z)" versions in the text, which names no host or network."""
     if _LISTED_COMPONENT.search(text, max(0, start - 40), start) is None:
         return False
     others = [m for m in _COMPONENT.finditer(text) if m.end() <= start or m.start() > start]

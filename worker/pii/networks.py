@@ -81,8 +81,7 @@ def _version_change(text: str, start: int, end: int) -> bool:
     nor do the words right after it ("rollback to 10.20.5.31 where the old server lives"), with
     a major number up to 30 ("the kiosk went from 81.2.69.160 to 81.2.69.161" after an update
     is a host that moved)."""
-    major = text[start:end].split(".")[0]
-    if not (major.isdigit() and int(major) <= 30):
+    if not version_quads.low_major(text[start:end]):
         return False
     clause = words_before(text, start, 24, reach=200)
     others = [word for word in clause if word not in _DIRECTIONS]

@@ -125,11 +125,11 @@ def _version_by_use(text: str, start: int, end: int) -> bool:
     other components' versions in a text of no hosts."""
     return bool(_RUN_BY_HOST.search(text, max(0, start - 28), start)
                 or _HEADING.search(text, max(0, start - 12), start) and _DATED.match(text, end)
-                or _low_major(text[start:end]) and (_THE_BEFORE.search(text, max(0, start - 6), start)
+                or low_major(text[start:end]) and (_THE_BEFORE.search(text, max(0, start - 6), start)
                                                     and _named_release(text, end) or _listed_component(text, start)))
 
 
-def _low_major(value: str) -> bool:
+def low_major(value: str) -> bool:
     """A version's major number: at most ``_HIGHEST_MAJOR`` (a host's first octet rarely is)."""
     major = value.split(".")[0]
     return "." in value and major.isdigit() and int(major) <= _HIGHEST_MAJOR
@@ -217,9 +217,9 @@ def _version_step(text: str, start: int, end: int) -> bool:
     after = _words(re.split(r"[;|]|\.\s", text[end:end + 80])[0])
     if _FLOW.found_in(before + after) or NETWORK_WORDS.found_in(before + after):
         return False
-    major = text[start:end].split(".")[0]
-    if not major.isdigit() or int(major) > _HIGHEST_MAJOR:
+    if not low_major(text[start:end]):
         return False
+    major = text[start:end].split(".")[0]
     if _COMPARED.search(text, max(0, start - 4), start):
         return not IP_CUES.found_in(before[-3:]) and bool(_UPDATE_WORDS.search(" ".join(before)))
     step = _STEP_AFTER.match(text, end)

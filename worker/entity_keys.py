@@ -15,6 +15,14 @@ resolved by, and when two keys read alike enough to be recorded as ``possibly_sa
   words at least four letters and not both dictionary words), and both keys have at least
   six characters: "atlas suport contract" is "atlas support contract", while "server a" /
   "server b", "kiel office" / "kiev office" and "c++" / "c#" are not.
+- The entities worth comparing with a key share at least ``shared_needed`` of its trigrams:
+  a key of similarity ``t`` shares at least ``t`` times as many trigrams as the key has (the
+  Jaccard index is at most shared / len(key's trigrams)), and a key one typo apart loses at
+  most ``TYPO_LOST_TRIGRAMS`` of them (an edit touches the trigrams over its letters: three
+  for a substitution or a deletion, two for an insertion, four for two letters swapped; a
+  misspelling is at most two edits, and the spelling variants change no more). So an entity
+  sharing none of the key's ``len - shared_needed + 1`` rarest trigrams can be neither, and
+  is never read (``store.entities.alike``).
 - A subject key's **subject** (``"atlas support contract|renew"`` -> ``"atlas support
   contract"``) names an entity only when it holds no placeholder: a redacted value cannot be
   compared, and ``[PERSON]`` is not one person.
@@ -22,6 +30,7 @@ resolved by, and when two keys read alike enough to be recorded as ``possibly_sa
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 
@@ -41,6 +50,22 @@ def key(name: str) -> str:
 def trigrams(entity_key: str) -> frozenset[str]:
     padded = f" {entity_key} "
     return frozenset(padded[i:i + 3] for i in range(len(padded) - 2))
+
+
+TYPO_LOST_TRIGRAMS = 8
+
+
+def shared_needed(entity_key: str, threshold: float | None, typo: bool) -> int:
+    """The fewest of ``entity_key``'s trigrams another key shares when it resembles it at
+    ``threshold`` (None: not asked) or, with ``typo``, is one typo apart from it; 0 when
+    neither can hold (then nothing needs comparing)."""
+    n = len(trigrams(entity_key))
+    needs = []
+    if threshold is not None:
+        needs.append(max(1, math.ceil(threshold * n - 1e-9)))
+    if typo and len(entity_key) >= TYPO_MIN_CHARS:
+        needs.append(max(1, n - TYPO_LOST_TRIGRAMS))
+    return min(needs, default=0)
 
 
 def similarity(a: str, b: str) -> float:

@@ -12,7 +12,7 @@ from ibex_worker import migrate
 
 TABLES = {"memories", "memory_labels", "memory_relationships", "memory_conflict_escalations",
           "memory_write_jobs", "memory_idempotency_keys", "api_keys", "memory_agent_corpus",
-          "memory_lexical_band_counts"}
+          "memory_lexical_band_counts", "entities", "entity_aliases", "entity_relationships", "entity_trigrams"}
 
 
 @pytest.fixture

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
-from ibex_worker.entity_keys import key, one_typo_apart, resembles, similarity, subject_name
+
+from ibex_worker.conflict_rules import edits
+from ibex_worker.entity_keys import (TYPO_MIN_CHARS, key, one_typo_apart, resembles, shared_needed, similarity,
+                                     subject_name, trigrams)
 
 
 @pytest.mark.parametrize(("name", "expected"), [
@@ -81,3 +86,63 @@ def test_a_subject_key_names_an_entity_only_without_placeholders(subject_key, ex
 def test_one_typo_apart(a, b, expected):
     assert one_typo_apart(a, b) is expected
     assert one_typo_apart(b, a) is expected
+
+
+def _shared(a: str, b: str) -> int:
+    return len(trigrams(a) & trigrams(b))
+
+
+def _misspelt(rng: random.Random, word: str) -> str:
+    i = rng.randrange(len(word) - 1)
+    return rng.choice([word[:i] + rng.choice("aeioubdkrst") + word[i + 1:], word[:i] + word[i + 1:],
+                       word[:i] + rng.choice("aeioubdkrst") + word[i:], word[:i] + word[i + 1] + word[i] + word[i + 2:]])
+
+
+def test_a_key_one_typo_apart_shares_at_least_the_trigrams_the_lookup_needs():
+    """``shared_needed`` is a lower bound: the lookup reads only entities sharing one of the
+    rarest ``len - shared_needed + 1`` trigrams, so a key one typo apart that shared fewer
+    would never be compared. Misspellings of one and two edits and every spelling variant
+    the rules know, in every position of keys of one to three words."""
+    rng = random.Random(7)
+    variants = [(british, american) for british, american in edits._IRREGULAR.items()] + [
+        ("colour", "color"), ("organisation", "organization"), ("analysed", "analyzed"), ("centre", "center"),
+        ("licence", "license"), ("travelled", "traveled"), ("catalogue", "catalog"), ("programme", "program")]
+    pairs = []
+    for british, american in variants:
+        pairs += [(f"{british} desk", f"{american} desk"), (f"the {british}", f"the {american}"), (british, american)]
+    words = ["scheduler", "contract", "pipeline", "warehouse", "gateway", "kubernetes", "invoice", "dashboard"]
+    for _ in range(2000):
+        chosen = rng.sample(words, rng.randint(1, 3))
+        at = rng.randrange(len(chosen))
+        once = _misspelt(rng, chosen[at])
+        twice = _misspelt(rng, once) if len(chosen[at]) >= 8 else once
+        pairs.append((" ".join(chosen), " ".join(chosen[:at] + [twice] + chosen[at + 1:])))
+    checked = 0
+    for a, b in pairs:
+        if one_typo_apart(a, b):
+            checked += 1
+            assert _shared(a, b) >= shared_needed(a, None, typo=True) > 0, (a, b)
+    assert checked >= 1000
+
+
+def test_a_key_resembling_at_the_threshold_shares_at_least_the_trigrams_the_lookup_needs():
+    rng = random.Random(11)
+    checked = 0
+    for _ in range(3000):
+        a = "".join(rng.choice("abcde ") for _ in range(rng.randint(4, 24))).strip() or "abcd"
+        b = a
+        for _ in range(rng.randint(1, 6)):
+            b = _misspelt(rng, b) if len(b) > 1 else b + "x"
+        a, b = key(a), key(b)
+        for threshold in (0.3, 0.6, 0.9):
+            if resembles(a, b, threshold) is not None:
+                checked += 1
+                assert _shared(a, b) >= shared_needed(a, threshold, typo=False), (a, b, threshold)
+    assert checked >= 500
+
+
+def test_nothing_needs_comparing_when_no_rule_can_hold():
+    assert shared_needed("a" * (TYPO_MIN_CHARS - 1), None, typo=True) == 0
+    assert shared_needed("atlas support contract", None, typo=False) == 0
+    assert shared_needed("atlas support contract", 0.6, typo=True) == min(
+        shared_needed("atlas support contract", 0.6, typo=False), shared_needed("atlas support contract", None, typo=True))

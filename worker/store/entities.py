@@ -45,11 +45,32 @@ _INSERT = text(
     "VALUES (:org_id, :name, :key, :kind, :trigrams, :created_by) "
     "ON CONFLICT (org_id, key) DO NOTHING RETURNING " + _COLUMNS
 ).bindparams(bindparam("trigrams", type_=ARRAY(Text)))
+# The entities sharing one of the key's ``probe`` rarest trigrams (each trigram's rows counted
+# up to ``cap``, by the primary key of entity_trigrams, whose `=` is leakproof and so serves the
+# tenant role under row-level security), the most similar first (the Jaccard index of the two
+# keys' trigrams, as ``entity_keys.similarity``).
 _ALIKE = text(
-    "SELECT id, key FROM entities WHERE org_id = :org_id AND key_trigrams && :trigrams AND id <> :id "
-    "ORDER BY cardinality(ARRAY(SELECT unnest(key_trigrams) INTERSECT SELECT unnest(:trigrams))) DESC, created_at, id "
-    "LIMIT :limit"
+    """
+    WITH sized AS MATERIALIZED (
+        SELECT q.trigram, (SELECT count(*) FROM (SELECT 1 FROM entity_trigrams t
+                                                  WHERE t.org_id = :org_id AND t.trigram = q.trigram
+                                                  LIMIT :cap) c) AS n
+          FROM unnest(CAST(:trigrams AS text[])) AS q(trigram)
+    ), probed AS MATERIALIZED (
+        SELECT trigram FROM sized ORDER BY n, trigram LIMIT :probe
+    ), found AS MATERIALIZED (
+        SELECT DISTINCT t.entity_id FROM entity_trigrams t JOIN probed p ON t.trigram = p.trigram
+         WHERE t.org_id = :org_id AND t.entity_id <> :id
+    )
+    SELECT e.id, e.key FROM entities e
+     CROSS JOIN LATERAL (SELECT cardinality(ARRAY(SELECT unnest(e.key_trigrams)
+                                                  INTERSECT SELECT unnest(CAST(:trigrams AS text[])))) AS n) shared
+     WHERE e.org_id = :org_id AND e.id = ANY(ARRAY(SELECT entity_id FROM found))
+     ORDER BY shared.n::float8 / (cardinality(e.key_trigrams) + :count - shared.n) DESC, e.created_at, e.id
+     LIMIT :limit
+    """
 ).bindparams(bindparam("trigrams", type_=ARRAY(Text)))
+RARITY_CAP = 1000  # rows counted per trigram to tell a rare one from a common one
 _LINK = text(
     "INSERT INTO entity_relationships (org_id, source_entity_id, target_entity_id, evidence, decided_by) "
     "VALUES (:org_id, :source, :target, CAST(:evidence AS jsonb), :decided_by) ON CONFLICT DO NOTHING"
@@ -138,9 +159,14 @@ def insert(conn: Any, org_id: str, name: str, key: str, kind: str, trigrams: Seq
                                   "trigrams": sorted(trigrams), "created_by": created_by}).first()
 
 
-def alike(conn: Any, org_id: str, entity_id: str, trigrams: Sequence[str], limit: int) -> list[Any]:
-    """``id, key`` of at most ``limit`` other entities sharing a trigram, most shared first."""
+def alike(conn: Any, org_id: str, entity_id: str, trigrams: Sequence[str], shared: int, limit: int) -> list[Any]:
+    """``id, key`` of at most ``limit`` other entities among those that may share ``shared``
+    of ``trigrams`` (every one that does is read: it shares one of the ``len - shared + 1``
+    rarest), most similar first; none when ``shared`` is 0."""
+    if shared <= 0 or not trigrams:
+        return []
     return conn.execute(_ALIKE, {"org_id": org_id, "id": entity_id, "trigrams": sorted(trigrams),
+                                 "probe": max(1, len(trigrams) - shared + 1), "cap": RARITY_CAP, "count": len(set(trigrams)),
                                  "limit": limit}).all()
 
 

@@ -20,6 +20,7 @@ import structlog
 from ibex_worker.adapters.cache import RedisCache
 from ibex_worker.adapters.vector_store import PgVectorStore
 from ibex_worker.config import Settings
+from ibex_worker.conflict_rules import edits
 from ibex_worker.db import get_engine
 from ibex_worker.metrics import get_metrics
 from ibex_worker.pipeline.context import StageDeps
@@ -41,6 +42,8 @@ def build_deps(settings: Settings, *, with_pii: bool, with_embedder: bool,
                consumed_queues: frozenset[str] = frozenset(), waker: Waker | None = None) -> StageDeps:
     redactor = load_redactor(settings) if with_pii else None
     embedder = load_embedder(settings) if with_embedder else None
+    if {settings.queue_persist, settings.queue_conflict} & consumed_queues:
+        edits.load()  # the typo rule of entities (persist) and of the rules classifier (conflict)
     engine = get_engine(settings.database_url)
     return StageDeps(settings=settings, engine=engine,
                      vector_store=PgVectorStore(settings.near_duplicate_coarse_candidates),

@@ -65,3 +65,18 @@ print(json.dumps({"same": by_path == by_import, "sizes": [len(v) for v in by_pat
     seen = _run(code)
     assert seen["same"] is True
     assert min(seen["sizes"]) > 50
+
+
+def test_a_process_of_the_persist_and_conflict_stages_reads_the_typo_word_lists_at_start():
+    code = """
+import json
+from ibex_worker import runtime
+from ibex_worker.config import Settings
+from ibex_worker.conflict_rules import edits
+settings = Settings(cache_enabled=False)
+runtime.build_deps(settings, with_pii=False, with_embedder=False, consumed_queues=frozenset({settings.queue_embed}))
+embed_only = edits._english.cache_info().currsize
+runtime.build_deps(settings, with_pii=False, with_embedder=False, consumed_queues=frozenset({settings.queue_persist}))
+print(json.dumps({"embed_only": embed_only, "persist": edits._english.cache_info().currsize}))
+"""
+    assert _run(code) == {"embed_only": 0, "persist": 1}

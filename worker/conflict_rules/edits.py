@@ -108,6 +108,14 @@ def _american(word: str) -> str:
     return word
 
 
+def load() -> None:
+    """Read the word lists now: a worker process does at start, so that the first write to
+    meet a possible typo does not wait for them (half a second)."""
+    _english()
+    lexicon.places()
+    lexicon.gazetteer()
+
+
 def _known(word: str) -> bool:
     return word in _english() or word in lexicon.places() or word in lexicon.gazetteer() or word in vocab.DEMONYMS
 

@@ -164,3 +164,35 @@ def test_a_built_wheel_installed_in_a_fresh_venv_migrates_from_its_own_files(emp
     assert json.loads(migrated.stdout.strip().splitlines()[-1])["migrations"] == [m.version for m in migrate.discover()]
     assert _version(empty_db) == [(max(m.version for m in migrate.discover()), False)]
     assert version.strip().startswith("ibex 0.") and "not installed" not in version
+
+
+def test_entity_trigram_rows_are_filled_for_entities_stored_before_them(empty_db):
+    migrate.up(empty_db)
+    migrate.down(empty_db, steps=1)  # back to before entity_trigrams
+    with psycopg.connect(migrate.libpq_url(empty_db), autocommit=True) as conn:
+        conn.execute("INSERT INTO entities (org_id, name, key, key_trigrams, created_by) VALUES "
+                     "('o', 'Atlas', 'atlas', ARRAY[' at', 'atl', 'tla', 'las', 'as '], 'cli:test')")
+    migrate.up(empty_db)
+    with psycopg.connect(migrate.libpq_url(empty_db)) as conn:
+        rows = conn.execute("SELECT org_id, trigram FROM entity_trigrams ORDER BY trigram").fetchall()
+    assert rows == [("o", " at"), ("o", "as "), ("o", "atl"), ("o", "las"), ("o", "tla")]
+
+
+def test_the_entity_lookup_reads_by_primary_keys_as_the_tenant_role(empty_db):
+    """As the tenant role, under row-level security: the trigram rows and the entities found
+    through their primary keys, never every entity of the org (the GIN index's ``&&`` could not
+    serve this role)."""
+    from ibex_worker.store import entities
+
+    migrate.up(empty_db)
+    params = {"org_id": "org-a", "id": "00000000-0000-0000-0000-000000000000", "trigrams": [" at", "atl", "las"],
+              "probe": 2, "cap": 1000, "count": 3, "limit": 50}
+    sql = entities._ALIKE.text
+    for name in params:
+        sql = sql.replace(f":{name}", f"%({name})s")
+    with psycopg.connect(migrate.libpq_url(empty_db)) as conn:
+        conn.execute("SET enable_seqscan = off")  # empty tables: what an index would answer
+        conn.execute("SELECT set_config('role', 'ibex_tenant', true), set_config('ibex.org_id', 'org-a', true)")
+        plan = "\n".join(row[0] for row in conn.execute(f"EXPLAIN {sql}", params).fetchall())
+    assert "Seq Scan" not in plan
+    assert "entity_trigrams_pkey" in plan and "entities_pkey" in plan

@@ -120,7 +120,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="10000,50000")
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--out", default="ops/bench/results/entity_lookup.json")
+    parser.add_argument("--out", type=Path, default=Path("ops/bench/results/entity_lookup.json"))
     args = parser.parse_args()
     rng = random.Random(args.seed)
     words = vocabulary()
@@ -147,9 +147,8 @@ def main() -> None:
     finally:
         pg.stop()
         shutil.rmtree(root, ignore_errors=True)
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(results, indent=2))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=2))
 
 
 if __name__ == "__main__":

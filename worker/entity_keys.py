@@ -15,14 +15,15 @@ resolved by, and when two keys read alike enough to be recorded as ``possibly_sa
   words at least four letters and not both dictionary words), and both keys have at least
   six characters: "atlas suport contract" is "atlas support contract", while "server a" /
   "server b", "kiel office" / "kiev office" and "c++" / "c#" are not.
-- The entities worth comparing with a key share at least ``shared_needed`` of its trigrams:
+- The entities worth comparing with a key (``reach``) share at least so many of its trigrams:
   a key of similarity ``t`` shares at least ``t`` times as many trigrams as the key has (the
   Jaccard index is at most shared / len(key's trigrams)), and a key one typo apart loses at
   most ``TYPO_LOST_TRIGRAMS`` of them (an edit touches the trigrams over its letters: three
   for a substitution or a deletion, two for an insertion, four for two letters swapped; a
   misspelling is at most two edits, and the spelling variants change no more). So an entity
-  sharing none of the key's ``len - shared_needed + 1`` rarest trigrams can be neither, and
-  is never read (``store.entities.alike``).
+  sharing none of the key's ``len - shared + 1`` rarest trigrams can be neither, and
+  is never read (``store.entities.alike``); nor is one whose own count of trigrams is out of
+  reach.
 - A subject key's **subject** (``"atlas support contract|renew"`` -> ``"atlas support
   contract"``) names an entity only when it holds no placeholder: a redacted value cannot be
   compared, and ``[PERSON]`` is not one person.
@@ -33,6 +34,7 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
+from dataclasses import dataclass
 
 from ibex_worker.conflict_rules import edits
 
@@ -53,19 +55,37 @@ def trigrams(entity_key: str) -> frozenset[str]:
 
 
 TYPO_LOST_TRIGRAMS = 8
+TYPO_LENGTH_CHANGE = 2  # a misspelling's two edits, or a spelling variant ("programme", "program")
 
 
-def shared_needed(entity_key: str, threshold: float | None, typo: bool) -> int:
-    """The fewest of ``entity_key``'s trigrams another key shares when it resembles it at
-    ``threshold`` (None: not asked) or, with ``typo``, is one typo apart from it; 0 when
-    neither can hold (then nothing needs comparing)."""
+@dataclass(frozen=True)
+class Reach:
+    """What another key needs to be compared with a key: at least ``shared`` of the key's
+    trigrams, and between ``fewest`` and ``most`` trigrams of its own."""
+
+    shared: int
+    fewest: int
+    most: int
+
+
+def reach(entity_key: str, threshold: float | None, typo: bool) -> Reach | None:
+    """The keys that can resemble ``entity_key`` at ``threshold`` (None: not asked) or, with
+    ``typo``, be one typo apart from it; None when neither can hold (nothing to compare).
+    A key resembling it shares at least ``t * n`` of its ``n`` trigrams and has between
+    ``t * n`` and ``n / t`` (the Jaccard index is at most the smaller count over the larger);
+    a key one typo apart shares all but ``TYPO_LOST_TRIGRAMS`` and is at most
+    ``TYPO_LENGTH_CHANGE`` characters longer (a key has no more trigrams than characters)."""
     n = len(trigrams(entity_key))
-    needs = []
+    reaches = []
     if threshold is not None:
-        needs.append(max(1, math.ceil(threshold * n - 1e-9)))
+        least = max(1, math.ceil(threshold * n - 1e-9))
+        reaches.append(Reach(least, least, math.floor(n / threshold + 1e-9)))
     if typo and len(entity_key) >= TYPO_MIN_CHARS:
-        needs.append(max(1, n - TYPO_LOST_TRIGRAMS))
-    return min(needs, default=0)
+        least = max(1, n - TYPO_LOST_TRIGRAMS)
+        reaches.append(Reach(least, least, len(entity_key) + TYPO_LENGTH_CHANGE))
+    if not reaches:
+        return None
+    return Reach(min(r.shared for r in reaches), min(r.fewest for r in reaches), max(r.most for r in reaches))
 
 
 def similarity(a: str, b: str) -> float:

@@ -85,10 +85,10 @@ def measure(url: str, org: str, queries: list[str], org_keys: list[str]) -> dict
         for query in queries:
             trigrams = entity_keys.trigrams(query)
             for rule in ("typo", "resemblance"):
-                needed = entity_keys.shared_needed(query, None if rule == "typo" else THRESHOLD, rule == "typo")
+                reach = entity_keys.reach(query, None if rule == "typo" else THRESHOLD, rule == "typo")
                 with tenant_tx(engine, org) as conn:
                     started = time.perf_counter()
-                    rows = store.alike(conn, org, NO_ENTITY, trigrams, needed, ALIKE_CANDIDATES)
+                    rows = store.alike(conn, org, NO_ENTITY, trigrams, reach, ALIKE_CANDIDATES)
                     lat[rule].append((time.perf_counter() - started) * 1000)
                 truth = {k for k in org_keys if (entity_keys.one_typo_apart(query, k) if rule == "typo"
                                                  else entity_keys.resembles(query, k, THRESHOLD) is not None)}

@@ -54,9 +54,9 @@ def test_every_entity_one_typo_apart_or_resembling_is_found_among_many_sharing_t
             probe_key = entity_keys.key(probe)
             trigrams = entity_keys.trigrams(probe_key)
             typo = {r.key for r in store.alike(conn, org, entities.NO_ENTITY, trigrams,
-                                               entity_keys.shared_needed(probe_key, None, typo=True), 200)}
+                                               entity_keys.reach(probe_key, None, typo=True), 200)}
             alike = {r.key for r in store.alike(conn, org, entities.NO_ENTITY, trigrams,
-                                                entity_keys.shared_needed(probe_key, THRESHOLD, typo=False), 200)}
+                                                entity_keys.reach(probe_key, THRESHOLD, typo=False), 200)}
             typo_truth = {n for n in names if entity_keys.one_typo_apart(probe_key, n)}
             alike_truth = {n for n in names if entity_keys.resembles(probe_key, n, THRESHOLD) is not None}
             assert typo_truth <= typo, probe_key
@@ -65,19 +65,24 @@ def test_every_entity_one_typo_apart_or_resembling_is_found_among_many_sharing_t
     assert checked >= 50, "the probes found too few neighbours to test the lookup"
 
 
-def test_the_lookup_reads_the_rarest_trigrams_only(engine):
+def test_the_lookup_reads_the_rarest_trigrams_of_keys_in_reach_only(engine):
     """A name sharing only a common trigram with many entities is not read when its other
-    trigrams are rare: an entity that cannot reach the similarity is not a candidate."""
+    trigrams are rare, nor a key with more trigrams than the reach allows: an entity that
+    cannot reach the similarity is not a candidate."""
     org = new_scope()
     common = [f"zq{i:03d}" for i in range(60)]  # " zq" and "zq0" in every one of them
     with tenant_tx(engine, org) as conn:
         _insert(conn, org, common + ["zq0 wolverhampton"])
         key = "zq0 wolverhamptons"
         found = [r.key for r in store.alike(conn, org, entities.NO_ENTITY, entity_keys.trigrams(key),
-                                            entity_keys.shared_needed(key, THRESHOLD, typo=False), 50)]
-        everything = [r.key for r in store.alike(conn, org, entities.NO_ENTITY, entity_keys.trigrams(key), 1, 100)]
+                                            entity_keys.reach(key, THRESHOLD, typo=False), 50)]
+        everything = [r.key for r in store.alike(conn, org, entities.NO_ENTITY, entity_keys.trigrams(key),
+                                                 entity_keys.Reach(1, 1, 100), 100)]
+        shorter = [r.key for r in store.alike(conn, org, entities.NO_ENTITY, entity_keys.trigrams(key),
+                                              entity_keys.Reach(1, 1, 10), 100)]
     assert found == ["zq0 wolverhampton"]
     assert everything[0] == "zq0 wolverhampton" and set(common) <= set(everything), "one shared trigram reads all"
+    assert set(shorter) == set(common), "a key of more trigrams than reached is not read"
 
 
 def test_another_org_s_entities_and_trigram_rows_are_never_seen(engine):
@@ -87,7 +92,7 @@ def test_another_org_s_entities_and_trigram_rows_are_never_seen(engine):
     with tenant_tx(engine, org) as conn:
         key = "zorbax gatewai"
         assert store.alike(conn, org, entities.NO_ENTITY, entity_keys.trigrams(key),
-                           entity_keys.shared_needed(key, THRESHOLD, typo=True), 50) == []
+                           entity_keys.reach(key, THRESHOLD, typo=True), 50) == []
         assert conn.execute(text("SELECT count(*) FROM entity_trigrams")).scalar_one() == 0
         assert entities.resolve(conn, org, key) is None
         made = entities.resolve_or_create(conn, org, key, THRESHOLD)
@@ -99,9 +104,9 @@ def test_trigram_rows_come_with_their_entity_and_go_with_it(engine):
     key = "atlas support contract"
     with tenant_tx(engine, org) as conn:
         made = entities.resolve_or_create(conn, org, key, THRESHOLD)
-        rows = conn.execute(text("SELECT trigram FROM entity_trigrams WHERE entity_id = :id"),
-                            {"id": made.entity_id}).scalars().all()
-        assert sorted(rows) == sorted(entity_keys.trigrams(key))
+        rows = conn.execute(text("SELECT trigram, size FROM entity_trigrams WHERE entity_id = :id"),
+                            {"id": made.entity_id}).all()
+        assert sorted(rows) == sorted((t, len(entity_keys.trigrams(key))) for t in entity_keys.trigrams(key))
         assert entities.resolve_or_create(conn, org, "atlas suport contract", THRESHOLD).rule == "typo"
         store.delete(conn, org, made.entity_id)
         assert conn.execute(text("SELECT count(*) FROM entity_trigrams WHERE entity_id = :id"),

@@ -174,8 +174,8 @@ def test_entity_trigram_rows_are_filled_for_entities_stored_before_them(empty_db
                      "('o', 'Atlas', 'atlas', ARRAY[' at', 'atl', 'tla', 'las', 'as '], 'cli:test')")
     migrate.up(empty_db)
     with psycopg.connect(migrate.libpq_url(empty_db)) as conn:
-        rows = conn.execute("SELECT org_id, trigram FROM entity_trigrams ORDER BY trigram").fetchall()
-    assert rows == [("o", " at"), ("o", "as "), ("o", "atl"), ("o", "las"), ("o", "tla")]
+        rows = conn.execute("SELECT org_id, trigram, size FROM entity_trigrams ORDER BY trigram").fetchall()
+    assert rows == [("o", " at", 5), ("o", "as ", 5), ("o", "atl", 5), ("o", "las", 5), ("o", "tla", 5)]
 
 
 def test_the_entity_lookup_reads_by_primary_keys_as_the_tenant_role(empty_db):
@@ -186,7 +186,7 @@ def test_the_entity_lookup_reads_by_primary_keys_as_the_tenant_role(empty_db):
 
     migrate.up(empty_db)
     params = {"org_id": "org-a", "id": "00000000-0000-0000-0000-000000000000", "trigrams": [" at", "atl", "las"],
-              "probe": 2, "cap": 1000, "count": 3, "limit": 50}
+              "probe": 2, "fewest": 2, "most": 5, "cap": 1000, "count": 3, "limit": 50}
     sql = entities._ALIKE.text
     for name in params:
         sql = sql.replace(f":{name}", f"%({name})s")

@@ -7,8 +7,8 @@ import random
 import pytest
 
 from ibex_worker.conflict_rules import edits
-from ibex_worker.entity_keys import (TYPO_MIN_CHARS, key, one_typo_apart, resembles, shared_needed, similarity,
-                                     subject_name, trigrams)
+from ibex_worker.entity_keys import (TYPO_MIN_CHARS, key, one_typo_apart, reach, resembles, similarity, subject_name,
+                                     trigrams)
 
 
 @pytest.mark.parametrize(("name", "expected"), [
@@ -98,10 +98,16 @@ def _misspelt(rng: random.Random, word: str) -> str:
                        word[:i] + rng.choice("aeioubdkrst") + word[i:], word[:i] + word[i + 1] + word[i] + word[i + 2:]])
 
 
-def test_a_key_one_typo_apart_shares_at_least_the_trigrams_the_lookup_needs():
-    """``shared_needed`` is a lower bound: the lookup reads only entities sharing one of the
-    rarest ``len - shared_needed + 1`` trigrams, so a key one typo apart that shared fewer
-    would never be compared. Misspellings of one and two edits and every spelling variant
+def _in_reach(a: str, b: str, threshold: float | None, typo: bool) -> bool:
+    bounds = reach(a, threshold, typo)
+    return bounds is not None and _shared(a, b) >= bounds.shared > 0 and \
+        bounds.fewest <= len(trigrams(b)) <= bounds.most
+
+
+def test_a_key_one_typo_apart_is_in_reach_of_the_lookup():
+    """``reach`` bounds what the lookup reads: only entities sharing one of the rarest
+    ``len - shared + 1`` trigrams, with a count of trigrams in its range, so a key one typo
+    apart outside it would never be compared. Misspellings of one and two edits and every spelling variant
     the rules know, in every position of keys of one to three words."""
     rng = random.Random(7)
     variants = [(british, american) for british, american in edits._IRREGULAR.items()] + [
@@ -121,11 +127,11 @@ def test_a_key_one_typo_apart_shares_at_least_the_trigrams_the_lookup_needs():
     for a, b in pairs:
         if one_typo_apart(a, b):
             checked += 1
-            assert _shared(a, b) >= shared_needed(a, None, typo=True) > 0, (a, b)
+            assert _in_reach(a, b, None, typo=True), (a, b)
     assert checked >= 1000
 
 
-def test_a_key_resembling_at_the_threshold_shares_at_least_the_trigrams_the_lookup_needs():
+def test_a_key_resembling_at_the_threshold_is_in_reach_of_the_lookup():
     rng = random.Random(11)
     checked = 0
     for _ in range(3000):
@@ -137,12 +143,15 @@ def test_a_key_resembling_at_the_threshold_shares_at_least_the_trigrams_the_look
         for threshold in (0.3, 0.6, 0.9):
             if resembles(a, b, threshold) is not None:
                 checked += 1
-                assert _shared(a, b) >= shared_needed(a, threshold, typo=False), (a, b, threshold)
+                assert _in_reach(a, b, threshold, typo=False), (a, b, threshold)
     assert checked >= 500
 
 
-def test_nothing_needs_comparing_when_no_rule_can_hold():
-    assert shared_needed("a" * (TYPO_MIN_CHARS - 1), None, typo=True) == 0
-    assert shared_needed("atlas support contract", None, typo=False) == 0
-    assert shared_needed("atlas support contract", 0.6, typo=True) == min(
-        shared_needed("atlas support contract", 0.6, typo=False), shared_needed("atlas support contract", None, typo=True))
+def test_nothing_needs_comparing_when_no_rule_can_hold_and_both_rules_reach_as_far_as_either():
+    assert reach("a" * (TYPO_MIN_CHARS - 1), None, typo=True) is None
+    assert reach("atlas support contract", None, typo=False) is None
+    both = reach("atlas support contract", 0.6, typo=True)
+    typo, alike = reach("atlas support contract", None, typo=True), reach("atlas support contract", 0.6, typo=False)
+    assert both.shared == min(typo.shared, alike.shared) and both.fewest == min(typo.fewest, alike.fewest)
+    assert both.most == max(typo.most, alike.most)
+    assert (alike.fewest, alike.most) == (14, 36)  # 22 trigrams: 0.6 x 22 = 13.2 rounded up, 22 / 0.6 = 36.7 down

@@ -60,8 +60,8 @@ def resolve(conn: Any, org_id: str, name: str, fuzzy: bool = True) -> Resolution
         return Resolution(str(row.id), row.rule)
     if not fuzzy:
         return None
-    shared = entity_keys.shared_needed(key, None, typo=True)
-    near = [other for other in store.alike(conn, org_id, NO_ENTITY, entity_keys.trigrams(key), shared,
+    reach = entity_keys.reach(key, None, typo=True)
+    near = [other for other in store.alike(conn, org_id, NO_ENTITY, entity_keys.trigrams(key), reach,
                                            ALIKE_CANDIDATES)
             if entity_keys.one_typo_apart(key, other.key)]
     return Resolution(str(near[0].id), "typo") if len(near) == 1 else None
@@ -98,8 +98,8 @@ def resolve_or_create(conn: Any, org_id: str, name: str, threshold: float | None
 def link_resemblances(conn: Any, org_id: str, entity_id: str, key: str, threshold: float,
                        decided_by: str) -> list[dict[str, Any]]:
     links = []
-    shared = entity_keys.shared_needed(key, threshold, typo=False)
-    for other in store.alike(conn, org_id, entity_id, entity_keys.trigrams(key), shared, ALIKE_CANDIDATES):
+    reach = entity_keys.reach(key, threshold, typo=False)
+    for other in store.alike(conn, org_id, entity_id, entity_keys.trigrams(key), reach, ALIKE_CANDIDATES):
         score = entity_keys.resembles(key, other.key, threshold)
         if score is not None:
             evidence = {"rule": "trigram", "similarity": score, "threshold": threshold}

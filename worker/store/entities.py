@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import bindparam, text
 from sqlalchemy.dialects.postgresql import ARRAY, UUID
 from sqlalchemy.types import Text
+
+if TYPE_CHECKING:
+    from ibex_worker.entity_keys import Reach
 
 _COLUMNS = "id, name, key, kind, created_by, created_at"
 _BY_KEY = (
@@ -45,22 +48,24 @@ _INSERT = text(
     "VALUES (:org_id, :name, :key, :kind, :trigrams, :created_by) "
     "ON CONFLICT (org_id, key) DO NOTHING RETURNING " + _COLUMNS
 ).bindparams(bindparam("trigrams", type_=ARRAY(Text)))
-# The entities sharing one of the key's ``probe`` rarest trigrams (each trigram's rows counted
-# up to ``cap``, by the primary key of entity_trigrams, whose `=` is leakproof and so serves the
-# tenant role under row-level security), the most similar first (the Jaccard index of the two
-# keys' trigrams, as ``entity_keys.similarity``).
+# The entities sharing one of the key's ``probe`` rarest trigrams whose own count of trigrams
+# is in reach (each trigram's rows counted up to ``cap``), through the primary key of
+# entity_trigrams, whose `=` and range are leakproof and so serve the tenant role under
+# row-level security, the most similar first (the Jaccard index of the two keys' trigrams, as
+# ``entity_keys.similarity``).
 _ALIKE = text(
     """
     WITH sized AS MATERIALIZED (
         SELECT q.trigram, (SELECT count(*) FROM (SELECT 1 FROM entity_trigrams t
                                                   WHERE t.org_id = :org_id AND t.trigram = q.trigram
+                                                    AND t.size BETWEEN :fewest AND :most
                                                   LIMIT :cap) c) AS n
           FROM unnest(CAST(:trigrams AS text[])) AS q(trigram)
     ), probed AS MATERIALIZED (
         SELECT trigram FROM sized ORDER BY n, trigram LIMIT :probe
     ), found AS MATERIALIZED (
         SELECT DISTINCT t.entity_id FROM entity_trigrams t JOIN probed p ON t.trigram = p.trigram
-         WHERE t.org_id = :org_id AND t.entity_id <> :id
+         WHERE t.org_id = :org_id AND t.size BETWEEN :fewest AND :most AND t.entity_id <> :id
     )
     SELECT e.id, e.key FROM entities e
      CROSS JOIN LATERAL (SELECT cardinality(ARRAY(SELECT unnest(e.key_trigrams)
@@ -159,14 +164,16 @@ def insert(conn: Any, org_id: str, name: str, key: str, kind: str, trigrams: Seq
                                   "trigrams": sorted(trigrams), "created_by": created_by}).first()
 
 
-def alike(conn: Any, org_id: str, entity_id: str, trigrams: Sequence[str], shared: int, limit: int) -> list[Any]:
-    """``id, key`` of at most ``limit`` other entities among those that may share ``shared``
-    of ``trigrams`` (every one that does is read: it shares one of the ``len - shared + 1``
-    rarest), most similar first; none when ``shared`` is 0."""
-    if shared <= 0 or not trigrams:
+def alike(conn: Any, org_id: str, entity_id: str, trigrams: Sequence[str], reach: Reach | None,
+          limit: int) -> list[Any]:
+    """``id, key`` of at most ``limit`` other entities among those in ``reach`` of a key of
+    these ``trigrams`` (every one in reach is read: it shares one of the ``len - shared + 1``
+    rarest), most similar first; none when ``reach`` is None."""
+    if reach is None or not trigrams:
         return []
     return conn.execute(_ALIKE, {"org_id": org_id, "id": entity_id, "trigrams": sorted(trigrams),
-                                 "probe": max(1, len(trigrams) - shared + 1), "cap": RARITY_CAP, "count": len(set(trigrams)),
+                                 "probe": max(1, len(trigrams) - reach.shared + 1), "fewest": reach.fewest,
+                                 "most": reach.most, "cap": RARITY_CAP, "count": len(set(trigrams)),
                                  "limit": limit}).all()
 
 

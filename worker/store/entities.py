@@ -169,11 +169,12 @@ def alike(conn: Any, org_id: str, entity_id: str, trigrams: Sequence[str], reach
     """``id, key`` of at most ``limit`` other entities among those in ``reach`` of a key of
     these ``trigrams`` (every one in reach is read: it shares one of the ``len - shared + 1``
     rarest), most similar first; none when ``reach`` is None."""
-    if reach is None or not trigrams:
+    distinct = sorted(set(trigrams))
+    if reach is None or not distinct:
         return []
-    return conn.execute(_ALIKE, {"org_id": org_id, "id": entity_id, "trigrams": sorted(trigrams),
-                                 "probe": max(1, len(trigrams) - reach.shared + 1), "fewest": reach.fewest,
-                                 "most": reach.most, "cap": RARITY_CAP, "count": len(set(trigrams)),
+    return conn.execute(_ALIKE, {"org_id": org_id, "id": entity_id, "trigrams": distinct,
+                                 "probe": max(1, len(distinct) - reach.shared + 1), "fewest": reach.fewest,
+                                 "most": reach.most, "cap": RARITY_CAP, "count": len(distinct),
                                  "limit": limit}).all()
 
 

@@ -64,8 +64,11 @@ class Reach:
     trigrams, and between ``fewest`` and ``most`` trigrams of its own."""
 
     shared: int
-    fewest: int
     most: int
+
+    @property
+    def fewest(self) -> int:
+        return self.shared  # a key cannot share more trigrams than it has
 
 
 def reach(entity_key: str, threshold: float | None, typo: bool) -> Reach | None:
@@ -78,14 +81,12 @@ def reach(entity_key: str, threshold: float | None, typo: bool) -> Reach | None:
     n = len(trigrams(entity_key))
     reaches = []
     if threshold is not None:
-        least = max(1, math.ceil(threshold * n - 1e-9))
-        reaches.append(Reach(least, least, math.floor(n / threshold + 1e-9)))
+        reaches.append(Reach(max(1, math.ceil(threshold * n - 1e-9)), math.floor(n / threshold + 1e-9)))
     if typo and len(entity_key) >= TYPO_MIN_CHARS:
-        least = max(1, n - TYPO_LOST_TRIGRAMS)
-        reaches.append(Reach(least, least, len(entity_key) + TYPO_LENGTH_CHANGE))
+        reaches.append(Reach(max(1, n - TYPO_LOST_TRIGRAMS), len(entity_key) + TYPO_LENGTH_CHANGE))
     if not reaches:
         return None
-    return Reach(min(r.shared for r in reaches), min(r.fewest for r in reaches), max(r.most for r in reaches))
+    return Reach(min(r.shared for r in reaches), max(r.most for r in reaches))
 
 
 def similarity(a: str, b: str) -> float:

@@ -77,9 +77,9 @@ def test_the_lookup_reads_the_rarest_trigrams_of_keys_in_reach_only(engine):
         found = [r.key for r in store.alike(conn, org, entities.NO_ENTITY, entity_keys.trigrams(key),
                                             entity_keys.reach(key, THRESHOLD, typo=False), 50)]
         everything = [r.key for r in store.alike(conn, org, entities.NO_ENTITY, entity_keys.trigrams(key),
-                                                 entity_keys.Reach(1, 1, 100), 100)]
+                                                 entity_keys.Reach(1, 100), 100)]
         shorter = [r.key for r in store.alike(conn, org, entities.NO_ENTITY, entity_keys.trigrams(key),
-                                              entity_keys.Reach(1, 1, 10), 100)]
+                                              entity_keys.Reach(1, 10), 100)]
     assert found == ["zq0 wolverhampton"]
     assert everything[0] == "zq0 wolverhampton" and set(common) <= set(everything), "one shared trigram reads all"
     assert set(shorter) == set(common), "a key of more trigrams than reached is not read"

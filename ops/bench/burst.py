@@ -8,7 +8,9 @@ One service stack (``service_bench.start_stack``: embedded PostgreSQL with fsync
 the worker with the product's defaults, the API, the sweeper), a 48-write warm-up, then per
 repetition and case: ``--writes`` writes of the seeded corpus (``ops.bench.corpus``), sent
 at once over ``--connections`` keep-alive connections; writes/s = writes / (last job's
-``finished_at`` - first job's ``created_at``), read from the job rows. Cases:
+``finished_at`` - first job's ``created_at``), read from the job rows, beside the machine's
+CPU time per write (all processes, from the burst's start to the last commit) and each
+stage's mean wall time per job (the job rows' ``timings_ms``). Cases:
 
 - ``spread``: 4 orgs x 4 agents, fresh agents each repetition;
 - ``one_agent``: one fresh agent;
@@ -16,7 +18,7 @@ at once over ``--connections`` keep-alive connections; writes/s = writes / (last
   corpus's sentences without personal data with their lexical signal, vectors near the
   corpus's own sentences), the same agent every repetition.
 
-Also, in the same run: the bound (``model_bound``, the worker's redactor and embedder, no
+The warm-up is followed by ``ANALYZE`` (``analyze``). Also, in the same run: the bound (``model_bound``, the worker's redactor and embedder, no
 storage, batches of ``IBEX_STAGE_BATCH_MAX``) and mem0 ``Memory.add(text, user_id,
 infer=False)`` on pgvector with the same local MiniLM (``ops.bench.mem0_peer``, in its own
 virtualenv; skipped with the reason printed when it cannot be installed). Ratios are medians
@@ -45,7 +47,7 @@ from psycopg.conninfo import make_conninfo
 from ops.bench import loadclient
 from ops.bench.corpus import generate
 from ops.bench.ingest_load import cpu_model
-from ops.bench.procmon import load_average
+from ops.bench.procmon import load_average, machine_busy_seconds
 from ops.bench.service_bench import (ROOT, Stack, _model_bound, exclusive, read_jobs, start_stack, stop_stack,
                                      unfinished, versions)
 
@@ -114,6 +116,16 @@ def preload(dsn: str, rows: int, seed: int) -> float:
     return round(time.monotonic() - started, 1)
 
 
+def analyze(dsn: str) -> None:
+    """Planner statistics, as a running service's tables have them. A database created
+    seconds before the burst has none until autovacuum's first pass, a minute or more in;
+    until then the planner may read an agent's every row for a lookup by key (an exact
+    duplicate, a lexical band), so the first minute of a fresh stack measures plans that a
+    service past it no longer runs."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("ANALYZE")
+
+
 def burst(stack: Stack, items: list[Any], tag: str, connections: int) -> None:
     requests = []
     for i, item in enumerate(items):
@@ -129,11 +141,12 @@ def measure_case(stack: Stack, case: str, rep: int, args: argparse.Namespace) ->
     items = _items(args.writes, args.seed + rep, case, rep)
     prefix = _prefix(case, rep)
     before = {j["id"] for j in read_jobs(stack.dsn, prefix)}
-    load0 = load_average()
+    load0, busy0 = load_average(), machine_busy_seconds()
     burst(stack, items, f"{case}-{rep}", args.connections)
     deadline = time.monotonic() + args.drain_cap
     while unfinished(stack.dsn, prefix) and time.monotonic() < deadline:
         time.sleep(0.25)
+    busy = machine_busy_seconds() - busy0
     jobs = [j for j in read_jobs(stack.dsn, prefix) if j["id"] not in before]
     done = [j for j in jobs if j["finished"] is not None]
     if len(done) != len(items) or any(j["status"] != "succeeded" for j in jobs):
@@ -143,9 +156,20 @@ def measure_case(stack: Stack, case: str, rep: int, args: argparse.Namespace) ->
     latencies = sorted(j["finished"] - j["created"] for j in done)
     result = {"case": case, "repetition": rep, "writes": len(items), "seconds": round(span, 2),
               "writes_per_s": round(len(items) / span, 1), "load_average": {"start": load0, "end": load_average()},
-              "p50_s": round(latencies[len(latencies) // 2], 2), "max_s": round(latencies[-1], 2)}
-    log(f"{case} #{rep}: {result['writes_per_s']} writes/s ({result['writes']} in {result['seconds']} s)")
+              "p50_s": round(latencies[len(latencies) // 2], 2), "max_s": round(latencies[-1], 2),
+              "machine_cpu_ms_per_write": round(busy * 1000.0 / len(items), 1), "stage_ms": _stage_means(done)}
+    log(f"{case} #{rep}: {result['writes_per_s']} writes/s ({result['writes']} in {result['seconds']} s), "
+        f"{result['machine_cpu_ms_per_write']} ms of machine CPU per write; stage means ms {result['stage_ms']}")
     return result
+
+
+def _stage_means(jobs: list[dict[str, Any]]) -> dict[str, float]:
+    """Each stage's mean wall time per job (the job rows' ``timings_ms``), to show which stage grows."""
+    totals: dict[str, float] = {}
+    for job in jobs:
+        for stage, ms in job["timings"].items():
+            totals[stage] = totals.get(stage, 0.0) + float(ms)
+    return {stage: round(total / len(jobs), 2) for stage, total in sorted(totals.items())}
 
 
 def peer_database(dsn: str) -> str:
@@ -222,6 +246,7 @@ def main() -> None:
         burst(stack, generate(48, args.seed + 500, orgs=4, agents_per_org=4, agent_prefix="warm"), "warm", 8)
         while unfinished(stack.dsn, "warm"):
             time.sleep(0.25)
+        analyze(stack.dsn)
         runs = [measure_case(stack, case, rep, args) for rep in range(args.repeats)
                 for case in cases]
         for name in ("api", "sweeper", "worker"):  # the peer gets the machine and the same PostgreSQL server

@@ -362,3 +362,31 @@ def test_a_name_one_typo_from_two_entities_or_with_fuzzy_matching_off_converges_
         assert (typo.rule, typo.entity_id) == ("typo", first.entity_id)
         assert [a.key for a in store.aliases(conn, org, first.entity_id)] == ["zorbax gateeway"]
         assert entities.resolve(conn, org, "zorbax gateeway").rule == "alias"
+
+
+def test_an_entity_deleted_before_the_write_that_records_it_is_resolved_again(engine):
+    from ibex_worker import entity_keys
+    from ibex_worker.db import tenant_tx
+    from ibex_worker.pipeline import entities
+    from ibex_worker.store import entities as store
+
+    org = new_scope()
+    with tenant_tx(engine, org) as conn:
+        first = entities.resolve_or_create(conn, org, "quillon relay", None).entity_id
+    attempts: list[str] = []
+
+    def write(entity_id: str) -> bool:  # a row that refers to the entity, as a memory's insert does
+        attempts.append(entity_id)
+        if len(attempts) == 1:  # another transaction deletes the entity the name resolved to
+            with tenant_tx(engine, org) as other:
+                assert store.delete(other, org, entity_id)
+        return store.add_alias(conn, org, entity_id, "Quillon Relais", entity_keys.key("Quillon Relais"),
+                               entities.PIPELINE)
+
+    with tenant_tx(engine, org) as conn:
+        written, resolution = entities.recorded(conn, org, "quillon relay", None, write)
+    assert written and resolution.rule == "new"
+    assert attempts == [first, resolution.entity_id] and resolution.entity_id != first
+    with tenant_tx(engine, org) as conn:
+        assert store.get(conn, org, first) is None
+        assert [a.key for a in store.aliases(conn, org, resolution.entity_id)] == ["quillon relais"]

@@ -17,7 +17,7 @@ With ``IBEX_ENTITY_FUZZY=false`` (``threshold`` None) only rules 1, 2 and 4 appl
 resemblance is recorded.
 
 The write path resolves a memory's subject (``entity_keys.subject_name``) in its persist
-transaction (``resolve_or_create``); the conflict stage reads it without creating one
+transaction, right before the memory's insert, which records the entity (``recorded``); the conflict stage reads it without creating one
 (``resolve``) and treats two facts whose subjects resolve to one entity as facts about the
 same subject. Two transactions creating the same name meet on the key's unique index: the
 second reads the first's entity.
@@ -25,9 +25,9 @@ second reads the first's entity.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import structlog
 from sqlalchemy.exc import IntegrityError
@@ -42,6 +42,8 @@ PIPELINE = "system:pipeline"
 NO_ENTITY = "00000000-0000-0000-0000-000000000000"  # excludes nothing from a resemblance query
 ALIKE_CANDIDATES = 50
 ATTACH_ATTEMPTS = 3
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -108,25 +110,32 @@ def link_resemblances(conn: Any, org_id: str, entity_id: str, key: str, threshol
     return links
 
 
-def attach(conn: Any, org_id: str, memory_id: str, name: str, aspect: str | None,
-           threshold: float | None) -> Resolution:
-    """Resolve ``name`` (creating the entity when new) and record it on the memory. An entity
-    deleted by another transaction between the two (a person, or the erasure of its last
-    memory) is resolved again: the memory is never lost to it."""
+def recorded(conn: Any, org_id: str, name: str, threshold: float | None,
+             write: Callable[[str], T]) -> tuple[T, Resolution]:
+    """Resolve ``name`` (creating the entity when new) and run ``write(entity_id)``, the statement that records the entity on a memory, in one savepoint.
+    An entity deleted by another transaction between the two (a person, or the erasure of its
+    last memory) fails the write's foreign key; the name is then resolved again and the write
+    repeated: the memory is never lost to it."""
     for _ in range(ATTACH_ATTEMPTS - 1):
         try:
             with conn.begin_nested():
                 resolution = resolve_or_create(conn, org_id, name, threshold)
-                store.set_memory_entity(conn, org_id, memory_id, resolution.entity_id, aspect)
-            return _logged(org_id, memory_id, resolution)
+                return write(resolution.entity_id), resolution
         except IntegrityError:
             continue
     resolution = resolve_or_create(conn, org_id, name, threshold)
-    store.set_memory_entity(conn, org_id, memory_id, resolution.entity_id, aspect)
-    return _logged(org_id, memory_id, resolution)
+    return write(resolution.entity_id), resolution
 
 
-def _logged(org_id: str, memory_id: str, resolution: Resolution) -> Resolution:
+def attach(conn: Any, org_id: str, memory_id: str, name: str, aspect: str | None,
+           threshold: float | None) -> Resolution:
+    """Resolve ``name`` and record it on a stored memory (the backfill)."""
+    _, resolution = recorded(conn, org_id, name, threshold,
+                             lambda entity_id: store.set_memory_entity(conn, org_id, memory_id, entity_id, aspect))
+    return logged(org_id, memory_id, resolution)
+
+
+def logged(org_id: str, memory_id: str, resolution: Resolution) -> Resolution:
     log.info("entity_resolved", org_id=org_id, memory_id=memory_id, entity_id=resolution.entity_id,
              rule=resolution.rule, possibly_same_as=len(resolution.possibly_same_as))
     return resolution

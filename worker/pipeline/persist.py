@@ -113,13 +113,11 @@ def _create(conn: Any, ctx: WriteContext, deps: StageDeps, started: float, versi
     plan = ctx.conflict or {}
     status = _status(ctx, plan)
     searchable_since = version + 1  # the version the bump below gives the corpus
-    memory_id = (_activate(conn, ctx, status, searchable_since) if ctx.release_of else
-                 _insert_memory(conn, ctx, status, searchable_since))
+    memory_id, entity = _write_memory(conn, ctx, deps, status, searchable_since)
     if memory_id is None:  # unreachable under the corpus lock; mapped, not assumed
         existing = memories.find_active_by_hash(conn, ctx.org_id, ctx.agent_id, ctx.content_hash)
         return _bump_duplicate(conn, ctx, existing, started)
     outcome = "released" if ctx.release_of else "created"
-    entity = _resolve_subject(conn, ctx, deps, memory_id, status)
     if ctx.release_of:
         _audit_release(conn, ctx, outcome, memory_id)
     else:
@@ -151,7 +149,28 @@ def _status(ctx: WriteContext, plan: dict[str, Any]) -> str:
     return "superseded" if plan.get("superseded_by") else "active"
 
 
-def _insert_memory(conn: Any, ctx: WriteContext, status: str, searchable_since: int) -> str | None:
+def _write_memory(conn: Any, ctx: WriteContext, deps: StageDeps, status: str,
+                  searchable_since: int) -> tuple[str | None, dict[str, Any]]:
+    """Insert the memory (or activate the released one) with the entity its subject resolves
+    to, created when new, in the same statement; what the decision log says about it: the
+    entity's id alone, since a key limited to one agent reads its jobs, and how a name
+    resolved tells what other agents wrote (the entity's own view, for org-wide keys, has its
+    resemblances). A quarantined memory's subject is resolved on release."""
+    name = None if status == "quarantined" else entity_keys.subject_name(ctx.subject_key)
+    write = _activate if ctx.release_of else _insert_memory
+    if name is None:
+        return write(conn, ctx, status, searchable_since, None), {}
+    memory_id, resolution = entities.recorded(
+        conn, ctx.org_id, name, deps.settings.entity_fuzzy_threshold,
+        lambda entity_id: write(conn, ctx, status, searchable_since, entity_id))
+    if memory_id is None:
+        return None, {}
+    entities.logged(ctx.org_id, memory_id, resolution)
+    return memory_id, {"subject_entity": resolution.entity_id}
+
+
+def _insert_memory(conn: Any, ctx: WriteContext, status: str, searchable_since: int,
+                   entity_id: str | None) -> str | None:
     req = ctx.request
     return memories.insert(
         conn, org_id=ctx.org_id, agent_id=ctx.agent_id, content=ctx.content, content_hash=ctx.content_hash,
@@ -159,28 +178,16 @@ def _insert_memory(conn: Any, ctx: WriteContext, status: str, searchable_since: 
         subject_key=ctx.subject_key, embedding=ctx.embedding, embedding_model=ctx.embedding_model,
         pii_report=ctx.pii_report, metadata=req.get("metadata") or {}, job_id=ctx.job_id,
         searchable_since=searchable_since, lexical=lexical.profile(ctx.content or "", ctx.org_id, ctx.agent_id),
-        redaction_tags=ctx.redaction_tags)
+        redaction_tags=ctx.redaction_tags, entity_id=entity_id,
+        aspect=ctx.subject_aspect if entity_id else None)
 
 
-def _activate(conn: Any, ctx: WriteContext, status: str, searchable_since: int) -> str | None:
+def _activate(conn: Any, ctx: WriteContext, status: str, searchable_since: int, entity_id: str | None) -> str | None:
     return memories.release_quarantined(
         conn, ctx.org_id, ctx.release_of, status=status, content_hash=ctx.content_hash, embedding=ctx.embedding,
         embedding_model=ctx.embedding_model, subject_key=ctx.subject_key, searchable_since=searchable_since,
-        lexical=lexical.profile(ctx.content or "", ctx.org_id, ctx.agent_id))
-
-
-def _resolve_subject(conn: Any, ctx: WriteContext, deps: StageDeps, memory_id: str, status: str) -> dict[str, Any]:
-    """The entity the subject resolves to, created when new, recorded on the memory; what the
-    decision log says about it: the entity's id alone, since a key limited to one agent
-    reads its jobs, and how a name resolved tells what other agents wrote (the entity's own
-    view, for org-wide keys, has its resemblances). A quarantined memory's subject is
-    resolved on release."""
-    name = entity_keys.subject_name(ctx.subject_key)
-    if name is None or status == "quarantined":
-        return {}
-    resolution = entities.attach(conn, ctx.org_id, memory_id, name, ctx.subject_aspect,
-                                 deps.settings.entity_fuzzy_threshold)
-    return {"subject_entity": resolution.entity_id}
+        lexical=lexical.profile(ctx.content or "", ctx.org_id, ctx.agent_id), entity_id=entity_id,
+        aspect=ctx.subject_aspect if entity_id else None)
 
 
 def _audit_release(conn: Any, ctx: WriteContext, outcome: str, result_memory_id: str) -> None:

@@ -30,12 +30,13 @@ _BUMP_RETRIEVAL = text(
 _INSERT = text(
     """
     INSERT INTO memories (org_id, agent_id, content, content_hash, source, status, valid_from, valid_until,
-                          subject_key, embedding, embedding_model, pii_report, metadata, created_by_job,
-                          searchable_since, lexical_fingerprint, lexical_bands, redaction_tags)
+                          subject_key, subject_entity_id, subject_aspect, embedding, embedding_model, pii_report,
+                          metadata, created_by_job, searchable_since, lexical_fingerprint, lexical_bands,
+                          redaction_tags)
     VALUES (:org_id, :agent_id, :content, :content_hash, :source, :status, :valid_from, :valid_until,
-            :subject_key, :embedding, :embedding_model, CAST(:pii_report AS jsonb), CAST(:metadata AS jsonb),
-            :job_id, :searchable_since, :lexical_fingerprint, CAST(:lexical_bands AS bigint[]),
-            CAST(:redaction_tags AS text[]))
+            :subject_key, :entity_id, :aspect, :embedding, :embedding_model, CAST(:pii_report AS jsonb),
+            CAST(:metadata AS jsonb), :job_id, :searchable_since, :lexical_fingerprint,
+            CAST(:lexical_bands AS bigint[]), CAST(:redaction_tags AS text[]))
     ON CONFLICT (org_id, agent_id, content_hash) WHERE status = 'active' AND deleted_at IS NULL DO NOTHING
     RETURNING id
     """
@@ -46,7 +47,8 @@ _LOCK_QUARANTINED = text(
 )
 _RELEASE_QUARANTINED = text(
     "UPDATE memories SET status = :status, content_hash = :content_hash, embedding = :embedding, "
-    "embedding_model = :embedding_model, subject_key = :subject_key, searchable_since = :searchable_since, "
+    "embedding_model = :embedding_model, subject_key = :subject_key, subject_entity_id = :entity_id, "
+    "subject_aspect = COALESCE(:aspect, subject_aspect), searchable_since = :searchable_since, "
     "lexical_fingerprint = :lexical_fingerprint, lexical_bands = CAST(:lexical_bands AS bigint[]), updated_at = now() "
     "WHERE org_id = :org_id AND id = :id AND status = 'quarantined' AND deleted_at IS NULL RETURNING id"
 ).bindparams(bindparam("embedding", type_=Vector(EMBEDDING_DIM)))
@@ -116,11 +118,13 @@ def insert(conn: Any, *, org_id: str, agent_id: str, content: str | None, conten
            status: str, valid_from: str | None, valid_until: str | None, subject_key: str | None,
            embedding: Sequence[float] | None, embedding_model: str | None, pii_report: dict[str, Any],
            metadata: dict[str, Any], job_id: str, searchable_since: int,
-           lexical: Any, redaction_tags: Sequence[str] = ()) -> str | None:
+           lexical: Any, redaction_tags: Sequence[str] = (), entity_id: str | None = None,
+           aspect: str | None = None) -> str | None:
     """The new memory's id, or None when an active memory of the agent already holds this
     content hash (nothing is written then). ``searchable_since`` is the corpus version its
     write gives the agent; ``lexical`` the text's ``ibex_worker.lexical.Profile``;
-    ``redaction_tags`` its masked values' tags (NULL when none)."""
+    ``redaction_tags`` its masked values' tags (NULL when none); ``entity_id`` and ``aspect``
+    what its subject resolved to (``ibex_worker.pipeline.entities.recorded``)."""
     row = conn.execute(_INSERT, {
         "org_id": org_id, "agent_id": agent_id, "content": content, "content_hash": content_hash,
         "source": source, "status": status, "valid_from": valid_from, "valid_until": valid_until,
@@ -128,6 +132,7 @@ def insert(conn: Any, *, org_id: str, agent_id: str, content: str | None, conten
         "pii_report": json.dumps(pii_report), "metadata": json.dumps(metadata), "job_id": job_id,
         "searchable_since": searchable_since, "lexical_fingerprint": lexical.fingerprint,
         "lexical_bands": lexical.bands, "redaction_tags": list(redaction_tags) or None,
+        "entity_id": entity_id, "aspect": aspect,
     }).first()
     return str(row.id) if row else None
 
@@ -139,14 +144,16 @@ def lock_quarantined(conn: Any, org_id: str, memory_id: str) -> bool:
 
 def release_quarantined(conn: Any, org_id: str, memory_id: str, *, status: str, content_hash: str | None,
                         embedding: Sequence[float] | None, embedding_model: str | None,
-                        subject_key: str | None, searchable_since: int, lexical: Any) -> str | None:
-    """The quarantined memory takes ``status`` and the pipeline's results; its id, or None
-    when it is no longer quarantined."""
+                        subject_key: str | None, searchable_since: int, lexical: Any,
+                        entity_id: str | None = None, aspect: str | None = None) -> str | None:
+    """The quarantined memory takes ``status`` and the pipeline's results (its subject's
+    entity, and the aspect when one is given); its id, or None when it is no longer
+    quarantined."""
     row = conn.execute(_RELEASE_QUARANTINED, {
         "org_id": org_id, "id": memory_id, "status": status, "content_hash": content_hash,
         "embedding": embedding, "embedding_model": embedding_model, "subject_key": subject_key,
         "searchable_since": searchable_since, "lexical_fingerprint": lexical.fingerprint,
-        "lexical_bands": lexical.bands,
+        "lexical_bands": lexical.bands, "entity_id": entity_id, "aspect": aspect,
     }).first()
     return str(row.id) if row else None
 

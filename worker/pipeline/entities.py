@@ -17,10 +17,10 @@ With ``IBEX_ENTITY_FUZZY=false`` (``threshold`` None) only rules 1, 2 and 4 appl
 resemblance is recorded.
 
 The write path resolves a memory's subject (``entity_keys.subject_name``) in its persist
-transaction, right before the memory's insert, which records the entity (``recorded``); the conflict stage reads it without creating one
-(``resolve``) and treats two facts whose subjects resolve to one entity as facts about the
-same subject. Two transactions creating the same name meet on the key's unique index: the
-second reads the first's entity.
+transaction, right before the memory's insert, which records the entity (``recorded``); the
+conflict stage reads it without creating one (``resolve``) and treats two facts whose
+subjects resolve to one entity as facts about the same subject. Two transactions creating
+the same name meet on the key's unique index: the second reads the first's entity.
 """
 
 from __future__ import annotations
@@ -112,10 +112,11 @@ def link_resemblances(conn: Any, org_id: str, entity_id: str, key: str, threshol
 
 def recorded(conn: Any, org_id: str, name: str, threshold: float | None,
              write: Callable[[str], T]) -> tuple[T, Resolution]:
-    """Resolve ``name`` (creating the entity when new) and run ``write(entity_id)``, the statement that records the entity on a memory, in one savepoint.
-    An entity deleted by another transaction between the two (a person, or the erasure of its
-    last memory) fails the write's foreign key; the name is then resolved again and the write
-    repeated: the memory is never lost to it."""
+    """Resolve ``name`` (creating the entity when new) and run ``write(entity_id)``, the
+    statement that records the entity on a memory, in one savepoint. An entity deleted by
+    another transaction between the two (a person, or the erasure of its last memory) fails
+    the write's foreign key; the name is then resolved again and the write repeated: the
+    memory is never lost to it."""
     for _ in range(ATTACH_ATTEMPTS - 1):
         try:
             with conn.begin_nested():

@@ -182,7 +182,8 @@ def _insert_memory(conn: Any, ctx: WriteContext, status: str, searchable_since: 
         aspect=ctx.subject_aspect if entity_id else None)
 
 
-def _activate(conn: Any, ctx: WriteContext, status: str, searchable_since: int, entity_id: str | None) -> str | None:
+def _activate(conn: Any, ctx: WriteContext, status: str, searchable_since: int,
+              entity_id: str | None) -> str | None:
     return memories.release_quarantined(
         conn, ctx.org_id, ctx.release_of, status=status, content_hash=ctx.content_hash, embedding=ctx.embedding,
         embedding_model=ctx.embedding_model, subject_key=ctx.subject_key, searchable_since=searchable_since,

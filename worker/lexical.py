@@ -23,6 +23,7 @@ import hashlib
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -56,6 +57,16 @@ def normalise(text: str) -> str:
     return " ".join(_SEPARATORS.sub(" ", unicodedata.normalize("NFC", text).lower()).split())
 
 
+# Near dedup compares a new text with up to ``IBEX_NEAR_DUPLICATE_COARSE_CANDIDATES`` stored
+# texts and persist's re-check with the newest again; a busy agent's texts come back as
+# candidates write after write, so a process keeps the trigrams of the texts it saw last
+# (about 16 KB for a text of 200 characters), and a write's own profile for the three
+# places that need it.
+TRIGRAM_CACHE = 1024
+PROFILE_CACHE = 256
+
+
+@lru_cache(maxsize=TRIGRAM_CACHE)
 def trigrams(text: str) -> frozenset[str]:
     """The character trigrams of the normalised text (empty under ``MIN_CHARS`` characters)."""
     norm = normalise(text)
@@ -82,6 +93,7 @@ def fingerprint(text: str) -> str:
     return hashlib.blake2b("\x1f".join(words).encode(), digest_size=16).hexdigest()
 
 
+@lru_cache(maxsize=PROFILE_CACHE)
 def profile(text: str, org_id: str, agent_id: str) -> Profile:
     grams = trigrams(text)
     return Profile(fingerprint(text), _bands(grams, org_id, agent_id) if grams else [])

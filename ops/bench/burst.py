@@ -18,8 +18,9 @@ stage's mean wall time per job (the job rows' ``timings_ms``). Cases:
   corpus's sentences without personal data with their lexical signal, vectors near the
   corpus's own sentences), the same agent every repetition.
 
-The warm-up is followed by ``ANALYZE`` (``analyze``). Also, in the same run: the bound (``model_bound``, the worker's redactor and embedder, no
-storage, batches of ``IBEX_STAGE_BATCH_MAX``) and mem0 ``Memory.add(text, user_id,
+The warm-up is followed by ``ANALYZE`` (``analyze``). Also, in the same run: the bound
+(``model_bound``, the worker's redactor and embedder, no storage, batches of
+``IBEX_STAGE_BATCH_MAX``) and mem0 ``Memory.add(text, user_id,
 infer=False)`` on pgvector with the same local MiniLM (``ops.bench.mem0_peer``, in its own
 virtualenv; skipped with the reason printed when it cannot be installed). Ratios are medians
 of the repetitions. Writes one JSON document to ``--out`` (generated output, kept out of git)

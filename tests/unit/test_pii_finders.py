@@ -32,6 +32,16 @@ def test_the_view_depends_only_on_the_folded_text_and_keeps_one_character_per_ch
     assert texts[2][slice(*view.to_original(start, start + 5))] == "atlas"
 
 
+@pytest.mark.parametrize("text", ["ﬁnance: call priya natarajan", "ßabine weber ﬂies today", "ŉ ǰ ΐ john smith",
+                                  "SOSYAL GÜVENLİK NO İÇİN AYŞE YILMAZ", "ıban ſocial ＫELVIN"])
+def test_letters_whose_case_changes_their_length_keep_the_view_aligned(text):
+    view = canonical_view(text)
+    assert len(view.text) == len(view.folded) == len(view.offsets) == len(text)
+    assert all(ch.isascii() for ch in view.text if ch.lower() in "iks")
+    start = view.folded.rindex(" ") + 1
+    assert text[slice(*view.to_original(start, len(view.text)))].lower() == text.split()[-1].lower()
+
+
 def test_the_view_capitalises_names_initials_and_titles_and_leaves_ids_as_typed():
     view = canonical_view("talked to priya natarajan and j. r. okonkwo; dr. young owns org-761f7bd65466").text
     assert view == "Talked to Priya Natarajan and J. R. Okonkwo; Dr. Young owns org-761f7bd65466"
@@ -457,6 +467,13 @@ def test_a_person_does_not_grow_over_common_words_streets_owners_pronouns_or_lon
 def test_a_rare_word_names_somebody_after_a_relation_only_beside_a_name():
     assert "jericho mendoza" in [v.lower() for _, v, _ in _found(names.cued_names, "my nanny Jericho Mendoza starts Monday")]
     assert _found(names.cued_names, "the patient thrombus was removed") == []
+
+
+def test_every_cue_is_read_whatever_case_folding_matched_it():
+    assert any("zeynep" in v.lower() for _, v, _ in _found(names.cued_names, "adi Zeynep, soyadı Kaya"))
+    for cue in sorted(names.CUE_WORDS):
+        for written in {cue.upper(), cue.title(), cue.replace("ı", "i"), cue.replace("i", "ı")}:
+            names.cued_names(f"{written} Zeynep Kaya")
 
 
 @pytest.mark.parametrize("text, found", [

@@ -81,9 +81,22 @@ def _collapse_whitespace(text: str) -> tuple[str, list[int]]:
     return "".join(chars), offsets
 
 
+# Capitals whose lower case is two characters or that ``re``'s case-insensitive matching equates
+# with an ASCII letter: the view holds that letter ("SOSYAL GÜVENLİK" -> "sosyal güvenlik"). The
+# dotless "ı" of Turkish words stays as typed, a letter of its own to the name finders.
+_ASCII_FOLDS = {"\u0130": "i", "\u017f": "s", "\u212a": "k"}
+
+
 def _fold(ch: str) -> str:
+    if ch in _ASCII_FOLDS:
+        return _ASCII_FOLDS[ch]
     lowered = ch.lower()
     return lowered if len(lowered) == 1 else ch  # keep one character per character
+
+
+def _upper(ch: str) -> str:
+    upper = ch.upper()
+    return upper if len(upper) == 1 else ch  # "ß", "ﬁ": one character per character
 
 
 def truecase(folded: str) -> str:
@@ -94,7 +107,7 @@ def truecase(folded: str) -> str:
         word = match.group(0)
         start = match.start()
         if _capitalise(word, folded[:start], previous, folded[match.end():match.end() + 1]):
-            out[start] = folded[start].upper()
+            out[start] = _upper(folded[start])
             if not is_common(word.replace("’", "'")):
                 _capitalise_parts(out, match)
         previous = word
@@ -119,6 +132,6 @@ def _capitalise_parts(out: list[str], match: re.Match[str]) -> None:
     each part of a hyphenated name is capitalised (``anne-marie`` -> ``Anne-Marie``)."""
     word = match.group(0)
     if len(word) > 3 and word[1] in "'’":
-        out[match.start() + 2] = word[2].upper()
+        out[match.start() + 2] = _upper(word[2])
     for part in re.finditer(r"-([^\W\d_])", word):
-        out[match.start() + part.start(1)] = part.group(1).upper()
+        out[match.start() + part.start(1)] = _upper(part.group(1))

@@ -40,7 +40,7 @@ NAME_SHARE = 0.15  # a common word capitalised this often in running text is als
 def cued_names(text: str) -> list[Hit]:
     hits = []
     for cue in _CUE_RE.finditer(text):
-        level = 2 if _NAMING.search(cue.group(0)) else _LEVEL[cue.group(1).lower()]
+        level = 2 if _NAMING.search(cue.group(0)) else _cue_level(cue.group(1))
         if level == TITLE and _NUMBER_NEAR.search(text[max(0, cue.start() - 60):cue.start()]):
             level = 2  # "500 ms Kafka", "12 Oak Dr. Springfield": a unit or a street type
         span = _name_after(text, cue.end(), level)
@@ -48,6 +48,15 @@ def cued_names(text: str) -> list[Hit]:
             hits.append(Hit("PERSON", *_absorb_common_names(text, *span), LIKELY))
     return (hits + _named_by_verb(text) + _addressed(text) + _mentioned(text) + _speakers(text) + _addressee(text)
             + _pair(text))
+
+
+def _cue_level(word: str) -> int:
+    """The level of the cue ``word`` matched. ``re``'s case folding is wider than ``str.lower``:
+    "adi" matches the Turkish cue "adı", and "K" the Kelvin sign."""
+    level = _LEVEL.get(word.lower())
+    if level is None:
+        level = max(value for cue, value in _LEVEL.items() if re.fullmatch(re.escape(cue), word, re.IGNORECASE))
+    return level
 
 
 # "grace and hope r coming too", "Park and Cook are both on leave": two known given names joined

@@ -14,8 +14,8 @@ import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
-from ibex_worker.adapters.recognizers import (CJK_NAMED, CUED, ID_LIKE, KNOWN, NOT_NAME_WORDS, OTHER_SCRIPT,
-                                              SCRIPT_NAMED, SPACY, THING_NAMED)
+from ibex_worker.adapters.recognizers import (CJK_NAMED, CUED, HANDLE_NAMED, ID_LIKE, KNOWN, NOT_NAME_WORDS,
+                                              OTHER_SCRIPT, SCRIPT_NAMED, SPACY, THING_NAMED)
 from ibex_worker.pii import languages, name_model, name_neighbours, not_names
 from ibex_worker.pii.casing import View
 from ibex_worker.pii.lexicon import places
@@ -43,7 +43,8 @@ def arbitrate_names(view: View, doc: Sequence[Any], raw: Sequence[Finding], refi
     """The refined findings with their people replaced by the names the model finds, reading
     every finder's people (before and after refinement) as evidence; in text written mostly
     in Chinese, Japanese, Korean or Thai, which the model cannot read, those names are
-    ``cjk_names``' and ``script_names``'.
+    ``cjk_names``' and ``script_names``'; an account's handle after a user's key is
+    ``handles``'.
     Then the names the structure around them gives (an alias in brackets, the other speakers
     of a text in turns, the rest of a list of people, a signature:
     ``name_neighbours.aliases_and_speakers``)."""
@@ -58,12 +59,13 @@ def arbitrate_names(view: View, doc: Sequence[Any], raw: Sequence[Finding], refi
               and not (cjk_text and _CJK_SPAN.fullmatch(view.text[start:end]))]
     others = [(f.start, f.end) for f in refined if f.entity_type != "PERSON"]
     people = people if foreign else [_grown(view.text, f, others) for f in people]
-    cjk = [f for f in refined if f.entity_type == "PERSON" and f.recognizer in (CJK_NAMED, SCRIPT_NAMED)]
-    found = [(f.start, f.end) for f in people + cjk]
+    taken = [f for f in refined
+             if f.entity_type == "PERSON" and f.recognizer in (CJK_NAMED, SCRIPT_NAMED, HANDLE_NAMED)]
+    found = [(f.start, f.end) for f in people + taken]
     structural = [Finding("PERSON", h.start, h.end, h.score, MODEL_NAMED)
                   for h in name_neighbours.aliases_and_speakers(view.text, found, NOT_NAME_WORDS,
                                                                     foreign=foreign)]
-    return [f for f in refined if f.entity_type != "PERSON"] + people + cjk + structural
+    return [f for f in refined if f.entity_type != "PERSON"] + people + taken + structural
 
 
 # Chinese, Japanese, Korean or Thai writing. In text mostly of these scripts the model, which

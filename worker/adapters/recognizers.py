@@ -25,8 +25,8 @@ from presidio_analyzer.predefined_recognizers import (CryptoRecognizer, EmailRec
                                                       SgFinRecognizer, SpacyRecognizer, UkNinoRecognizer,
                                                       UsItinRecognizer, UsSsnRecognizer)
 
-from ibex_worker.pii import (addresses, cjk_addresses, cjk_names, ibans, identifiers, languages, name_neighbours,
-                             name_words, names, networks, numbers, payments, script_names)
+from ibex_worker.pii import (addresses, cjk_addresses, cjk_names, handles, ibans, identifiers, languages,
+                             name_neighbours, name_words, names, networks, numbers, payments, script_names)
 from ibex_worker.pii.business import SSN_WORDS
 from ibex_worker.pii.casing import View
 from ibex_worker.pii.lexicon import capitalised_share, gazetteer, places
@@ -49,6 +49,7 @@ NAMED_ID = "IbexNamedIdRecognizer"
 OTHER_SCRIPT = "IbexOtherScriptNameRecognizer"
 CJK_NAMED = "IbexCjkNameRecognizer"  # names in Chinese, Japanese and Korean text: taken as found
 SCRIPT_NAMED = "IbexScriptNameRecognizer"  # names cued in Arabic, Hebrew, Indic and Thai text: taken as found
+HANDLE_NAMED = "IbexHandleNameRecognizer"  # "user=ingrid.halvorsen": taken as found
 _NUMBER_TYPES = frozenset({"PHONE_NUMBER", "CREDIT_CARD", "US_SSN", "US_ITIN", NATIONAL_ID})
 
 # Names of identifiers and payment words that label a value ("NIE", "IBAN", "Amex"): not people.
@@ -235,6 +236,7 @@ def build_registry(nlp_engine: Any) -> RecognizerRegistry:
         FunctionRecognizer(OTHER_SCRIPT, ["PERSON"], names.other_script_names),
         FunctionRecognizer(CJK_NAMED, ["PERSON"], cjk_names.cjk_names),
         FunctionRecognizer(SCRIPT_NAMED, ["PERSON"], script_names.script_names),
+        FunctionRecognizer(HANDLE_NAMED, ["PERSON"], handles.handles),
     ):
         registry.add_recognizer(recognizer)
     return registry
@@ -346,8 +348,8 @@ def _corroborated(text: str, finding: Finding, people: list[Finding]) -> bool:
 def _keep(text: str, finding: Finding) -> bool:
     value = text[finding.start:finding.end]
     if finding.entity_type == "PERSON":
-        if finding.recognizer == THING_NAMED:
-            return True  # "Julia from accounting": the words after it leave only a person
+        if finding.recognizer in (THING_NAMED, HANDLE_NAMED):
+            return True  # "Julia from accounting", "user=ingrid.halvorsen": only a person is left
         if names.after_title(text, finding.start):
             return not ID_LIKE.search(value)  # "Ms. Haskell", "Dr. Paris": a title names a person
         return _person(value, announced=finding.recognizer == CUED, placed=finding.recognizer in (CUED, KNOWN))

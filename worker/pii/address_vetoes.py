@@ -176,12 +176,18 @@ _RECORD_NUMBER = re.compile(r"(?P<word>[^\W\d_][\w\-]*)\.?\s*(?:(?:no|nr|n°|nº
 
 
 def names_a_record(part: str) -> bool:
+    return record_at(part) is not None
+
+
+def record_at(part: str) -> int | None:
+    """Where the first record's word and number of ``part`` start ("ME 04101 Invoice 2024/07/…":
+    at "Invoice"), or None."""
     for match in _RECORD_NUMBER.finditer(part):
         word = match.group("word").lower()
         if word in _PART_RECORDS or word in RECORDS.words and _NUMBER_COMPOUND.search(word) \
                 or word in _FIELD_RECORD_WORDS:
-            return True
-    return False
+            return match.start()
+    return None
 
 
 _NUMBER_COMPOUND = re.compile(r"(?:nummer|nr)$")

@@ -27,7 +27,7 @@ STREET_PREFIXES = (
     "cra.", "kr.", "cl.", "diagonal", "transversal", "os.", "osiedle", "lieu-dit", "kampung", "kg.", "jln", "jln.",
     "ulitsa", "prospekt", "pr-t", "naberezhnaya", "pereulok", "per.", "shosse", "vulytsia", "vul.", "trav.",
     "tv.", "rruga", "str-da", "sos.", "șos.", "str.", "ул.", "улица", "вул.", "вулиця", "просп.",
-    "проспект", "пер.", "переулок", "бул.", "бульвар", "наб.", "רחוב", "רח'", "שדרות",
+    "проспект", "пер.", "переулок", "бул.", "бульвар", "наб.", "רחוב", "רח'", "שדרות", "شارع",
 )
 # Prefixes that are no English word: their street may give its number after a comma
 # ("Rua Augusta, 150", "C/ Mayor, 23", "ul. Tverskaya, d. 15").
@@ -37,7 +37,7 @@ FOREIGN_PREFIXES = (
     "calea", "rambla", "camino", "ronda", "travesía", "estrada", "alameda", "rodovia", "carretera", "passeig",
     "rúa", "pasaje", "bv.", "bulevar", "carrera", "cra.", "os.", "osiedle", "ulitsa", "prospekt", "vul.",
     "vulytsia", "rruga", "bulevardul", "sos.", "șos.", "str.", "ул.", "улица", "вул.", "вулиця", "просп.",
-    "проспект", "пер.", "переулок", "бульвар", "наб.", "רחוב", "שדרות",
+    "проспект", "пер.", "переулок", "бульвар", "наб.", "רחוב", "שדרות", "شارع",
 )
 # Compound street names of Germanic and Nordic languages end in one of these.
 STREET_SUFFIXES = (

@@ -12,18 +12,21 @@ capitalised there, which is how a place name is told from prose.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import re
 
 from ibex_worker.pii import address_vetoes as vetoes
-from ibex_worker.pii.address_words import (BOX_ABBREVIATIONS, BOXES, BUILDINGS, CURRENCY_CODES, ENGLISH_JOINERS,
-                                           FOREIGN_PREFIXES, FUNCTION_WORDS, NOT_POSTCODE_LETTERS, NOT_PROSE,
+from ibex_worker.pii.address_parts import PART_MAX_WORDS, address_like
+from ibex_worker.pii.address_words import (BOX_ABBREVIATIONS, BOXES, BUILDINGS, ENGLISH_JOINERS, FOREIGN_PREFIXES,
+                                           NOT_POSTCODE_LETTERS, NOT_PROSE,
                                            NUMBER_NAMES, QUANTITIES, REGION_WORDS, STREET_PREFIXES, STREET_SUFFIXES,
                                            STREET_TYPES, UNITS, US_STATES)
 from ibex_worker.pii.business import record_compound
 from ibex_worker.pii.lexicon import capitalised_share, is_common, places
 from ibex_worker.pii.numbers import LIKELY, Hit
 
-_W = r"[^\W\d_][\w'’.\-]*"  # a word (letters first; may hold digits, dots, hyphens)
+_W = r"[^\W\d_][\w'’.\-]{0,60}"  # a word (letters first; may hold digits, dots, hyphens)
 _NUM = r"\d+[a-z]?(?:[/\-]\d+[a-z]?)*"
 
 # Two-letter English words a Dutch postcode's letters must not be ("3296 of Windows").
@@ -67,7 +70,7 @@ _STRONG = [
     # 〒150-0002 (a Japanese postcode, marked as one)
     re.compile(r"〒\s?\d{3}-?\d{4}(?!\d)"),
     # Kastanienallee 41 / Vasagatan 7 / Mariahilfer Straße 112/14 / Bağdat Caddesi No:245
-    _COMPOUND_STREET := re.compile(rf"(?<![\w])[^\W\d_][\w'’\-]*(?:{_SUFFIX_RE})\s+(?:no[.:]?\s*)?{_NUM}"
+    _COMPOUND_STREET := re.compile(rf"(?<![\w])[^\W\d_][\w'’\-]{{0,60}}(?:{_SUFFIX_RE})\s+(?:no[.:]?\s*)?{_NUM}"
                                    rf"(?:\s+[a-h]\s+\d{{1,4}})?(?![\w])", re.IGNORECASE),  # "Hämeenkatu 31 A 8"
     _SPACED_SUFFIX_STREET := re.compile(rf"(?<![\w]){_W}\s+(?:{_SUFFIX_RE})\s+(?:no[.:]?\s*)?{_NUM}(?![\w])",
                                         re.IGNORECASE),
@@ -119,7 +122,11 @@ _POSTCODE = re.compile(
     r"\b(?:\d{5}(?:-\d{4})?|\d{3}\s?\d{2}|\d{4,6}|\d{2}-\d{3}|\d{4}-\d{3}|\d{5}-\d{3}|\d{3}-\d{4}|"
     r"[a-z]{1,2}\d[a-z\d]?\s*\d[a-z]{2}|[a-z]\d[a-z]\s?\d[a-z]\d|\d{4}\s?[a-z]{2}|[a-z]\d{2}\s?[a-z\d]{4})\b",
     re.IGNORECASE)
-_PART_MAX_WORDS = 6
+# How far back a part before an anchor is read: no address part is longer, and reading a long text
+# without commas back to its start for each anchor would cost the square of its length.
+_REACH = 240
+_OWN_PART = re.compile(r"[^,|;·•\n:]*$")
+_OWN_LEFT = re.compile(r"(?:(?!\s/\s)[^,|;·•\n:])*$")
 _SEPARATOR = r"(\s*,\s*|\s+[-/]\s+|\s+)"
 _PART_STOP = r"[^,|;·•\n]+"
 
@@ -210,7 +217,7 @@ def _extend(text: str, start: int, end: int, *, weak: bool, alone: bool = False)
     within = _extend_within_part(text, end)
     right = _extend_right(text, within)
     left = _extend_left(text, start, general=weak)
-    own_part = re.search(r"[^,|;·•\n:]*$", text[:start]).group(0)
+    own_part = _OWN_PART.search(text, max(0, start - _REACH), start).group(0)
     before = text[left:max(left, start - len(own_part))]
     if weak and not alone and not _place_like(text[within:right]) and not _place_like(before):
         return None  # nothing that reads as a place beyond the anchor's own part: named in passing
@@ -245,14 +252,16 @@ def _address_prefix(part: str, allow_leading_space: bool = False) -> int:
     words = list(re.finditer(r"\S+", part))
     if not allow_leading_space and words and words[0].start() > 0:
         return 0
-    for count in range(len(words), 0, -1):
+    counted = list(itertools.accumulate(any(ch.isalnum() for ch in w.group(0)) for w in words))
+    longest = bisect.bisect_right(counted, PART_MAX_WORDS)  # more words are never ``address_like``
+    for count in range(longest, 0, -1):
         candidate = part[words[0].start():words[count - 1].end()]
         if count < len(words) and candidate[-1:].isdigit() and words[count].group(0).lower().strip(".,") in QUANTITIES:
             continue  # "birim fiyat 14,50 USD": a number cut from its unit
         trimmed = candidate if _ABBREVIATION_END.search(candidate) else re.sub(r"[.!?)\]]+$", "", candidate)
         if trimmed.count("(") > trimmed.count(")") and candidate[len(trimmed):].startswith(")"):
             trimmed += ")"  # "Milano (MI)": the bracket closes inside the part
-        if trimmed and _address_like(trimmed):
+        if trimmed and address_like(trimmed):
             return words[0].start() + len(trimmed)
     return 0
 
@@ -268,8 +277,9 @@ def _extend_right(text: str, end: int) -> int:
         if match is None:
             return end
         separator, part = match.group(1), match.group(2)
-        if vetoes.DATE_PART.match(part) or vetoes.names_a_record(part):
+        if vetoes.DATE_PART.match(part) or (record := vetoes.record_at(part)) is not None and not part[:record].strip():
             return end  # "30 Sep – 4 Oct", "Auftragsnummer 7392048155": a time or a record's number
+        part = part if record is None else part[:record]  # "ME 04101 Invoice 2024/07/00319": ends before it
         lead = vetoes.landmark_lead(part) if separator.strip() == "," else 0
         length = (lead + _address_prefix(part[lead:])) if _address_prefix(part[lead:]) else 0
         if vetoes.ROAD_NUMBER.fullmatch(part[:length].strip()):
@@ -321,7 +331,7 @@ def _extend_left(text: str, start: int, *, general: bool) -> int:
     unit = _UNIT_BEFORE.search(text[max(0, start - 30):start])
     if unit is not None:
         start = start - (len(text[max(0, start - 30):start]) - unit.start())
-    own = re.search(r"(?:(?!\s/\s)[^,|;·•\n:])*$", text[:start]).group(0)
+    own = _OWN_LEFT.search(text, max(0, start - _REACH), start).group(0)
     if not general and own.strip() and _UNIT_RE.match(own.strip()):
         start -= len(own.lstrip())  # "99/12 Moo 3, Soi Sukhumvit 71": the unit in the street's own part
     if general:
@@ -330,7 +340,7 @@ def _extend_left(text: str, start: int, *, general: bool) -> int:
         if own[:len(own) - taken].strip():
             return start  # prose before the anchor in its own part
     for _ in range(4):
-        match = _LEFT_PART.search(text[:start])
+        match = _LEFT_PART.search(text, max(0, start - _REACH), start)
         if match is None or re.search(r"\d:$", text[:match.start(1)]) \
                 or re.search(r"\d[.,]$", text[:match.start(1)]) and text[match.start(1):match.start(1) + 1].isdigit():
             return start  # "support act 19:45, block 112", "€ 62,40 per half jaar": a time's minutes, a fraction
@@ -339,7 +349,7 @@ def _extend_left(text: str, start: int, *, general: bool) -> int:
             taken = _address_suffix(part)  # "batch 118, STAN 004471": a record's field, not an address part
             return match.start(1) + len(part) - taken if taken and not vetoes.names_a_record(part[len(part) - taken:]) \
                 else start
-        if _unit_or_building(part.strip()) or general and _address_like(part.strip()):
+        if _unit_or_building(part.strip()) or general and address_like(part.strip()):
             start = match.start(1) + len(part) - len(part.lstrip())
             general = general and not any(street.search(part) for street in _STRONG)  # only units before a street
             continue
@@ -352,12 +362,13 @@ def _extend_left(text: str, start: int, *, general: bool) -> int:
 def _address_suffix(part: str) -> int:
     """Length of the longest suffix of ``part`` (whole words) that reads as an address part."""
     words = list(re.finditer(r"\S+", part))
-    for count in range(len(words), 0, -1):
+    counted = list(itertools.accumulate(any(ch.isalnum() for ch in w.group(0)) for w in reversed(words)))
+    for count in range(bisect.bisect_right(counted, PART_MAX_WORDS), 0, -1):
         candidate = part[words[-count].start():words[-1].end()]
         if count < len(words) and words[-count - 1].group(0)[-1:].isdigit() \
                 and words[-count].group(0).lower().strip(".,") in QUANTITIES:
             continue  # "kart bedeli 245 TL": the unit of the number before it, cut from it
-        if _address_like(candidate):
+        if address_like(candidate):
             return len(part) - words[-count].start()
     return 0
 
@@ -370,30 +381,3 @@ def _unit_or_building(part: str) -> bool:
         return True
     named = words[-2] if len(words) > 1 and words[-1][:1].isdigit() else words[-1]
     return named.lower().rstrip(".") in BUILDINGS  # "Sakura Mansion 201"
-
-
-def _address_like(part: str) -> bool:
-    """A part of an address: a unit, postcode, region code or a short run of place words.
-    Prose gives itself away by its function words ("update my info please", "next week")."""
-    words = [w for w in part.split() if any(ch.isalnum() for ch in w)]  # " - " joins, it is no word
-    if not words:
-        return False
-    has_digit = any(ch.isdigit() for ch in part)
-    if len(words) > (_PART_MAX_WORDS if has_digit else 4) or "@" in part or _PROSE_MARKS.search(part):
-        return False
-    if _STATE_ZIP.fullmatch(part.strip()):
-        return True  # "OR 97215", "IN 46204": a state code that is also an English word
-    bare = [w.strip(".,()'’\"").lower() for w in words]
-    return not any(b in FUNCTION_WORDS and b not in NOT_PROSE and not _unit_letter(bare, i)
-                   for i, b in enumerate(bare))
-
-
-def _unit_letter(bare: list[str], index: int) -> bool:
-    """"Station A", "Block A", "Unit A": a one-letter designator after an address word."""
-    return len(bare[index]) == 1 and index > 0 and bare[index - 1] in NOT_PROSE
-
-
-_STATE_ZIP = re.compile(r"[a-z]{2}\.?\s+\d{5}(?:-\d{4})?", re.IGNORECASE)
-_PROSE_MARKS = re.compile(r"\d{3}[ .\-]\d{3}[ .\-]\d{3,4}|https?:|[!?]|\b\d{1,2}:\d{2}\b|\d+\s*(?:am|pm)\b"
-                          rf"|[£$€¥₹]\s?\d|\d\s?[£$€¥₹%]|\d+\.\d+\.\d+|[→⇒°′″]|->|\d\s?(?:{CURRENCY_CODES})(?![\w])",
-                          re.I)

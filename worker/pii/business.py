@@ -81,11 +81,21 @@ ORDERS_BESIDE_NUMBER_WORD = frozenset({
     "الشحنة", "شحنة", "beställning", "beställningen", "leverans", "försändelse", "bestilling", "ordre",
     "forsendelse", "tilaus", "tilauksen", "lähetys", "rendelés", "comanda", "comandă", "colet", "παραγγελία",
     "παραγγελίας", "pengiriman", "levering", "livraison", "envoi", "envio", "lieferung", "荷物", "お荷物",
+    "الشكوى", "البوليصة", "المرجع", "التذكرة", "المطالبة", "الوثيقة", "الاشتراك", "ऑर्डर", "पॉलिसी", "ट्रैकिंग",
+    "पार्सल", "शिकायत", "주문", "注文", "订单",
+})
+
+# Orders' words that name the number right after them whatever follows ("заказ 916 123 45 68",
+# "주문 010-1234-5679"): no one labels a line to call with them (shipments' words do).
+ORDERS_RIGHT_BEFORE = frozenset({
+    "заказ", "заказа", "заказу", "замовлення", "objednávka", "objednávku", "takip", "الطلب", "طلبك",
+    "beställning", "ordre", "bestilling", "tilaus", "rendelés", "comanda", "comandă", "παραγγελία", "주문", "注文",
+    "订单", "ऑर्डर",
 })
 
 # Video meetings' ids ("meeting ID 891 2345 6780"); a dial-in number is written with a phone
 # word or a "+". "Zoom" alone is decided right before the number (``phone_vetoes.named_kind``).
-_MEETINGS = ["meeting id", "meeting-id", "meeting number", "conference id", "passcode"]
+_MEETINGS = ["meeting id", "meeting-id", "meeting number", "conference id", "passcode", "teams meeting"]
 
 # A record's own name glued to "number" ("Buchungsnr.", "klantnummer", "Org.nr"), unless the
 # record is a phone ("Telefonnummer", "Handynr.", "Festnetznummer") or names a person's

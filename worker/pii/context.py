@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 # A point ends a clause before a capital, except after the abbreviations of a number's label
 # ("Alt. No.: 020 2553 1190", "Tel. Mob. 0412 ...", "art. no. 714.882.03"): the view capitalises the
@@ -17,7 +17,10 @@ from dataclasses import dataclass
 _LABEL_ABBREVIATIONS = ("no", "nr", "alt", "tel", "mob", "ph", "ext", "ref", "fax", "num", "art")
 _CLAUSE_BREAK = re.compile(r"[|;\n•]|" + "".join(rf"(?<!\b(?i:{a})\.)" for a in _LABEL_ABBREVIATIONS)
                            + r"(?<=[.!?])(?=\s+[A-Z])")
-_TOKEN = re.compile(r"[#№]|[^\W_]+(?:['’.-][^\W_]+)*\.?", re.UNICODE)
+# A word's letters and the marks that belong to them (vowel signs, viramas, points: "नंबर", "ऑर्डर"
+# are one word each, not three).
+_LETTER = r"(?:[^\W_]|[\u0300-\u036f\u0591-\u05c7\u064b-\u065f\u0670\u0900-\u0dff\u0e31\u0e34-\u0e3a\u0e47-\u0e4e])"
+_TOKEN = re.compile(rf"[#№]|{_LETTER}+(?:['’.-]{_LETTER}+)*\.?", re.UNICODE)
 
 
 def words_before(text: str, start: int, count: int = 4, reach: int = 80) -> list[str]:
@@ -37,6 +40,14 @@ class Cues:
 
     words: frozenset[str]
     phrases: tuple[tuple[str, ...], ...] = ()
+    _by_first: dict[str, tuple[tuple[str, ...], ...]] = field(default_factory=dict, init=False, repr=False,
+                                                                compare=False)
+
+    def __post_init__(self) -> None:
+        by_first: dict[str, list[tuple[str, ...]]] = {}
+        for phrase in self.phrases:
+            by_first.setdefault(phrase[0], []).append(phrase)
+        self._by_first.update({first: tuple(found) for first, found in by_first.items()})
 
     @classmethod
     def of(cls, items: Iterable[str]) -> "Cues":
@@ -50,11 +61,9 @@ class Cues:
         return cls(frozenset(words), tuple(phrases))
 
     def found_in(self, words: list[str]) -> bool:
+        """A word of the cues among ``words``, or a phrase of them as consecutive words (only
+        the phrases that start with one of the words are compared)."""
         if any(word in self.words for word in words):
             return True
-        return any(_contains(words, phrase) for phrase in self.phrases)
-
-
-def _contains(words: list[str], phrase: tuple[str, ...]) -> bool:
-    n = len(phrase)
-    return any(tuple(words[i:i + n]) == phrase for i in range(len(words) - n + 1))
+        return any(tuple(words[i:i + len(phrase)]) == phrase
+                   for i, word in enumerate(words) for phrase in self._by_first.get(word, ()))

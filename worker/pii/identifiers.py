@@ -37,7 +37,8 @@ ID_KEYWORDS: dict[str, str] = {
         "nino", "nhs", "nhs number", "nhs no", "chi number", "aadhaar", "aadhar", "uidai", "pan", "pan card",
         "pan number", "epic", "voter id", "sin", "social insurance", "social insurance number", "health card",
         "medicare", "medicare number", "ird", "ird number", "hkid", "my number", "mynumber", "rrn",
-        "resident registration", "emirates id", "iqama", "nid", "cnic", "ktp", "nik", "philsys", "sss", "umid",
+        "resident registration", "emirates id", "رقم الهوية", "الهوية الوطنية", "رقم الهوية الوطنية",
+        "iqama", "nid", "cnic", "ktp", "nik", "philsys", "sss", "umid",
         "ghana card", "bvn", "sa id", "id no", "id#", "identification number", "alien number", "a-number",
         "green card", "work permit", "visa number", "residence permit", "permit number", "rut", "cuil",
         "cuit", "mykad", "ppsn", "pps number", "pps no", "ahv", "ahv-nr", "avs", "numéro fiscal", "rodné číslo",
@@ -61,13 +62,22 @@ _KEYWORD_RE = re.compile(
 _VALUE_TOKEN = re.compile(r"[^\W_]+|[^\w\s]", re.UNICODE)
 
 
+def _fold(word: str) -> str:
+    """A keyword as ``re`` compares it ignoring case, where "ı" matches "i" ("kimlik numarası",
+    "KİMLİK"): the view holds "ı" as typed."""
+    return word.lower().replace("ı", "i")
+
+
+_KEYWORD_BY_FOLD = {_fold(keyword): keyword for keyword in ID_KEYWORDS}
+
+
 def named_ids(text: str) -> list[Hit]:
     """A value right after an identifier's name ("NHS number 401 023 7236", "mi DNI es
     48392017V"): digits and letters in groups, with at least four digits; or, for a name that
     names nothing else, further on in its clause (``_later_in_clause``: "PESEL do umowy:
     85031204567", "身份证号（张伟）：110105199003071234")."""
     hits = []
-    keywords = [(m.group(1).lower(), m.end()) for m in _KEYWORD_RE.finditer(text)] \
+    keywords = [(_KEYWORD_BY_FOLD[_fold(m.group(1))], m.end()) for m in _KEYWORD_RE.finditer(text)] \
         + [("national id", m.end()) for m in _CJK_KEYWORD_RE.finditer(text)]
     for keyword, end in keywords:
         dotted = end + 1 if text[end:end + 1] == "." and keyword.endswith((" no", " nr")) else end  # "Passport no."

@@ -11,7 +11,9 @@ from ibex_worker.pii.context import Cues
 NOT_AN_IP = Cues.of(["version", "ver", "v", "build", "release", "firmware", "rev", "revision", "oid", "section",
                      "sec", "§", "clause", "chapter", "paragraph", "step", "rule", "table", "figure", "fig", "item",
                      "kernel", "patch", "bios", "driver", "sdk", "api", "appendix", "annex", "article", "art", "fw",
-                     "requirement", "uefi", "baseline"])
+                     "requirement", "uefi", "baseline", "пункт", "раздел", "правило", "статья", "статьи",
+                     "artikel", "abschnitt", "absatz", "artículo", "apartado", "articolo", "sezione", "sección",
+                     "seção", "madde", "البند", "بند", "第", "조", "항"])
 # A version's word in other languages, or glued to what it versions ("Firmware-Version",
 # "服务版本"): they decide only where no word of hosts is in the clause ("Login desde la versión").
 OTHER_VERSION_WORDS = Cues.of(["versión", "versione", "versão", "versao", "versie", "wersja", "wersji", "wersję",
@@ -41,10 +43,10 @@ BUILD_TAG_AFTER = re.compile(r"-(?:alpine|slim|bookworm|bullseye|buster|jammy|fo
 IMAGE_TAG_BEFORE = re.compile(r"(?<![\w.\-/])(?:[\w\-]+(?:\.[\w\-]+)+(?::\d+)?/[\w.\-/]+|[\w\-]+/[\w.\-]+/[\w.\-/]+):$")
 IP_CUES = Cues.of(["ip", "ips", "ipv4", "address", "addr", "host", "hosts", "hostname", "server", "servers",
                    "gateway", "gateways", "gw", "dns", "router", "ping", "from", "to", "src", "dst", "source",
-                   "destination", "client", "peer", "subnet", "connect", "connected", "connection", "login",
+                   "destination", "client", "peer", "peers", "subnet", "connect", "connected", "connection", "login",
                    "logged", "blocked", "allow", "deny", "proxy", "vpn", "remote", "origin", "forwarded",
                    "x-forwarded-for", "@", "nameserver", "nameservers", "resolver", "resolvers", "upstream", "inet",
-                   "outbound", "inbound", "egress", "ingress"])
+                   "outbound", "inbound", "egress", "ingress", "box", "backend", "backends", "vip"])
 # Words of networks that, anywhere in a clause, keep a version change from explaining a quad
 # ("moved the build agent to 10.120.3.8": a host that moved).
 NETWORK_WORDS = Cues.of(["resolver", "nameserver", "firewall", "allowlist", "whitelist", "blocklist", "blacklist",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ipaddress
 import re
 import unicodedata
+from functools import lru_cache
 
 from ibex_worker.pii import spoken, version_quads
 from ibex_worker.pii.context import words_before
@@ -119,7 +120,7 @@ def _network(text: str, start: int, end: int) -> bool:
     masked, a private one too."""
     value = text[start:end]
     length = _PREFIX_LENGTH.search(value) or _PREFIX_LENGTH.match(text, end)
-    if length is None:
+    if length is None or _SLASHED_QUAD.match(text, start):
         return False
     bits = int(length.group(1))
     if _documentation_range(_PREFIX_LENGTH.sub("", value).strip(), bits):
@@ -127,6 +128,23 @@ def _network(text: str, start: int, end: int) -> bool:
     if ":" in value:
         return bits < 48
     return bits < 24 or bits == 24 and _PREFIX_LENGTH.sub("", value).strip().endswith(".0")
+
+
+# Two addresses written with a slash between them ("10.1.1.10/10.1.1.11 both flapping"): the
+# digits after the slash start the second address, no prefix's length.
+_SLASHED_QUAD = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}/(?P<second>\d{1,3}(?:\.\d{1,3}){3})(?![\d.])")
+
+
+def slashed_ipv4(text: str) -> list[Hit]:
+    """Both addresses of two joined by a slash, which Presidio's pattern reads as one address
+    and its prefix (and then as part of a longer dotted run)."""
+    hits = []
+    for match in _SLASHED_QUAD.finditer(text):
+        first = match.group(0).split("/")[0]
+        if _is_ip(match.group("second")) and _is_ip(first):
+            hits += [Hit("IP_ADDRESS", match.start(), match.start() + len(first), LIKELY),
+                     Hit("IP_ADDRESS", match.start("second"), match.end("second"), LIKELY)]
+    return hits
 
 
 def _version_sibling(text: str, start: int, end: int) -> bool:
@@ -139,13 +157,19 @@ def _version_sibling(text: str, start: int, end: int) -> bool:
     parts = text[start:end].split(".")
     if len(parts) != 4 or not all(part.isdigit() for part in parts):
         return False
+    return any(not (s < end and start < e) for s, e in _no_address_dotted(text).get(tuple(parts[:2]), ()))
+
+
+@lru_cache(maxsize=32)
+def _no_address_dotted(text: str) -> dict[tuple[str, ...], list[tuple[int, int]]]:
+    """The text's dotted numbers of three or more parts that no IPv4 address can be, by their
+    first two parts (read once per text, not once per quad)."""
+    found: dict[tuple[str, ...], list[tuple[int, int]]] = {}
     for match in DOTTED.finditer(text):
-        if match.start() < end and start < match.end():
-            continue
         other = match.group(0).split(".")
-        if other[:2] == parts[:2] and len(other) > 2 and (len(other) != 4 or any(int(p) > 255 for p in other)):
-            return True
-    return False
+        if len(other) > 2 and (len(other) != 4 or any(int(p) > 255 for p in other)):
+            found.setdefault(tuple(other[:2]), []).append((match.start(), match.end()))
+    return found
 
 
 # Address blocks reserved for documentation (RFC 5737, RFC 3849): a range in one is an example.
@@ -191,9 +215,9 @@ _IPV6_PORT = re.compile(r"(?<![\w:.])((?:[0-9a-f]{0,4}:){2,7}[0-9a-f]{0,4}):(\d{
 
 
 def ip_addresses(text: str) -> list[Hit]:
-    """The addresses Presidio's recognizer does not see: IPv6 with a port, IPv4 read out or
-    glued to words of scripts written without spaces."""
-    return ipv6_with_port(text) + spoken_ips(text) + glued_ipv4(text)
+    """The addresses Presidio's recognizer does not see: IPv6 with a port, IPv4 read out,
+    glued to words of scripts written without spaces or after another address and a slash."""
+    return ipv6_with_port(text) + spoken_ips(text) + glued_ipv4(text) + slashed_ipv4(text)
 
 
 # An IPv4 address with letters of another script right before or after it ("服务器10.8.21.17又挂了",

@@ -11,11 +11,13 @@ cannot be confirmed is hidden, not stored). A business number announced as such 
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 
 from ibex_worker.pii import phone_vetoes, spoken
 from ibex_worker.pii.business import PRODUCT_RECORDS, RECORDS, SSN_WORDS
+from ibex_worker.pii.card_networks import CARD_GROUPS, card_network
 from ibex_worker.pii.context import words_before
 from ibex_worker.pii.phone_words import PHONE_CUES, SHORT_NUMBER, WEAK_PHONE_CUES, service_number
 
@@ -170,9 +172,14 @@ def phone_in_context(text: str, start: int, value: str) -> bool:
     if _phone_cue(text, start) or len(digits) < 8:
         return True
     shape = re.sub(r"\d", r"\\d", re.escape(value))
-    return not any(m.start() != start and re.sub(r"\D", "", m.group(0))[:4] == digits[:4]
-                   and not _phone_alone(text, m.start(), m.group(0))
-                   for m in re.finditer(rf"(?<![\w\-]){shape}(?![\w]|-\d)", text))
+    twins = (m for m in re.finditer(rf"(?<![\w\-]){shape}(?![\w]|-\d)", text)
+             if m.start() != start and re.sub(r"\D", "", m.group(0))[:4] == digits[:4])
+    return not any(not _phone_alone(text, m.start(), m.group(0)) for m in itertools.islice(twins, _MAX_TWINS))
+
+
+# The twins a number is compared with: a text listing more numbers of one shape and prefix is a
+# table or a dump, and comparing each with all the others would cost the square of its length.
+_MAX_TWINS = 8
 
 
 def _phone_alone(text: str, start: int, value: str) -> bool:
@@ -372,28 +379,3 @@ def _tail_has(words: list[str], phrase: tuple[str, ...]) -> bool:
 def _dotted_quad(body: str) -> bool:
     parts = body.split(".")
     return len(parts) == 4 and all(p.isdigit() and len(p) <= 3 for p in parts)
-
-
-# A payment card's grouping as printed and written.
-CARD_GROUPS = {(4, 4, 4, 4), (4, 6, 5), (4, 6, 4), (4, 4, 4, 4, 3), (4, 4, 4, 2), (4, 4, 4, 3), (4, 4, 4, 1),
-               (4, 4, 4), (4, 4, 5), (4, 4, 4, 4, 2), (4, 4, 4, 4, 1), (6, 13), (4, 4, 4, 6), (4, 4, 4, 5)}
-
-
-def card_network(digits: str) -> bool:
-    """The number starts like a card of some network and has that network's length."""
-    n, first2, first4 = len(digits), int(digits[:2]), int(digits[:4])
-    if digits[0] == "4":
-        return n in (13, 16, 19)
-    if 51 <= first2 <= 55 or 2221 <= first4 <= 2720:
-        return n == 16
-    if first2 in (34, 37):
-        return n == 15
-    if 300 <= int(digits[:3]) <= 305 or first2 in (36, 38, 39):
-        return 14 <= n <= 19
-    if 3528 <= first4 <= 3589:
-        return 16 <= n <= 19
-    if digits[0] == "6" or first2 in (50, 81, 82) or 2200 <= first4 <= 2204:
-        return 12 <= n <= 19
-    if first4 == 9792:
-        return n == 16  # Troy (Türkiye)
-    return 56 <= first2 <= 58 and 12 <= n <= 19

@@ -3,13 +3,16 @@ network and context (see ``numbers`` for the score scale)."""
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import re
 
 from ibex_worker.pii import spoken
 from ibex_worker.pii.business import BUSINESS
 from ibex_worker.pii.checksums import gtin_valid, luhn_valid
 from ibex_worker.pii.context import Cues, words_before
-from ibex_worker.pii.numbers import CARD_GROUPS, CERTAIN, LIKELY, UNCERTAIN, UNSPACED, Hit, card_network
+from ibex_worker.pii.card_networks import CARD_GROUPS, card_network
+from ibex_worker.pii.numbers import CERTAIN, LIKELY, UNCERTAIN, UNSPACED, Hit
 
 CARD_CUES = Cues.of([
     "card", "cards", "credit", "debit", "visa", "mastercard", "mc", "amex", "american express", "discover",
@@ -54,7 +57,8 @@ def _card_run(run: str) -> str | None:
     that are grouped as a card's are."""
     sep = next((s for s in (" - ", " ", "-", ".", "/") if s in run), None)
     groups = run.split(sep) if sep else [run]
-    for count in range(len(groups), 0, -1):
+    longest = bisect.bisect_right(list(itertools.accumulate(len(g) for g in groups)), 19)  # no card is longer
+    for count in range(longest, 0, -1):
         head = groups[:count]
         lengths = tuple(len(g) for g in head)
         if not 12 <= sum(lengths) <= 19:
@@ -122,8 +126,11 @@ def _card_named_after(before: list[str]) -> bool:
 
 # ---------------------------------------------------------------- cryptocurrency addresses
 
-_CRYPTO = re.compile(r"(?<![\w])(?:bc1[ac-hj-np-z02-9]{25,62}|[13][1-9a-z]{25,34}|0x[0-9a-f]{40})(?![\w])",
-                     re.IGNORECASE)
+# Bitcoin (main and test network), Ethereum; a letter of a script written without spaces may
+# touch it ("送金先0xF641…への").
+_CRYPTO = re.compile(r"(?<![^\W\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af])"
+                     r"(?:(?:bc|tb)1[ac-hj-np-z02-9]{25,62}|[13][1-9a-z]{25,34}|0x[0-9a-f]{40})"
+                     r"(?![^\W\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af])", re.IGNORECASE)
 
 
 # Shapes common enough among other ids that only a coin's word near them makes them wallets:
@@ -141,7 +148,7 @@ _SHAPED_WALLET = re.compile(r"(?<![\w])(?:ltc1[ac-hj-np-z02-9]{25,62}|addr1[ac-h
 # invented address, a wallet only where a coin's or wallet's word comes before it.
 _LOOSE_BECH32 = re.compile(r"(?<![\w])(?:bc|ltc)1[0-9a-z]{25,62}(?![\w])", re.IGNORECASE)
 COIN_CUES = Cues.of([
-    "wallet", "ltc", "litecoin", "doge", "dogecoin", "sol", "solana", "phantom", "xmr", "monero", "p2sh",
+    "wallet", "wallets", "ltc", "litecoin", "doge", "dogecoin", "sol", "solana", "phantom", "xmr", "monero", "p2sh",
     "p2pkh", "bech32", "payout", "deposit", "withdrawal", "crypto", "usdt", "usdc", "sol.transfer", "xrp",
     "ripple", "cardano", "bch", "tron", "trx", "dash", "address", "addr", "indirizzo", "adresse", "dirección",
     "direccion", "endereço", "endereco", "adres", "adresa", "btc", "bitcoin", "trc20", "erc20", "bep20",
@@ -151,7 +158,10 @@ COIN_CUES = Cues.of([
 ])
 # A coin's ticker or name right after an address ("... . Importe: 1.25 LTC").
 _COINS_AFTER = frozenset({"ltc", "btc", "trx", "usdt", "usdc", "trc20", "erc20", "bep20", "doge", "xrp", "eth",
-                          "litecoin", "bitcoin", "tron", "dogecoin", "ethereum"})
+                          "litecoin", "bitcoin", "tron", "dogecoin", "ethereum", "sol", "solana", "xlm", "ada",
+                          "xmr", "bnb", "avax", "matic", "lamports"})
+# A text about the XRP ledger: its accounts' addresses start with "r" (base58, 25 to 35).
+_XRP_TEXT = re.compile(r"(?<![^\W_])(?:xrpl?|ripple)(?![^\W_])", re.IGNORECASE)
 # Words that name an id, a token or a key right before a value.
 _ID_WORDS = Cues.of(["id", "sid", "trace", "request", "session", "token", "key", "nonce", "hash", "code", "ref"])
 # Base58 with a version byte of Tron, Litecoin or Dogecoin: 34 characters from T, L, M or D.
@@ -172,7 +182,8 @@ def wallets(text: str) -> list[Hit]:
             continue  # base58 has no 0; hex is a hash or a digest
         after = [w.rstrip(".") for w in re.findall(r"[^\W_][\w.]*", text[match.end():match.end() + 40].lower())[:4]]
         before = words_before(text, match.start(), 8)
-        if COIN_CUES.found_in(before) or any(word in _COINS_AFTER for word in after):
+        if COIN_CUES.found_in(before) or any(word in _COINS_AFTER for word in after) \
+                or value[0] == "r" and len(value) <= 35 and _XRP_TEXT.search(text):
             hits.append(Hit("CRYPTO", match.start(), match.end(), CERTAIN))
         elif _VERSIONED_BASE58.fullmatch(value) and not value[1:].isalpha() and not _ID_WORDS.found_in(before[-3:]) \
                 and not re.fullmatch(r"[a-z]{1,2}[0-9a-f]+", value):
@@ -190,4 +201,24 @@ def wallets(text: str) -> list[Hit]:
         if BUSINESS.found_in(before[-2:]) and not CRYPTO_CUES.found_in(before):
             continue
         hits.append(Hit("CRYPTO", match.start(), match.end(), CERTAIN if CRYPTO_CUES.found_in(before) else LIKELY))
-    return hits
+    return hits + _listed_after(text, hits)
+
+
+# What joins the items of a list of addresses.
+_LIST_JOIN = re.compile(r"\s*(?:[,;/]|\band\b|\bor\b)\s*$", re.IGNORECASE)
+
+
+def _listed_after(text: str, hits: list[Hit]) -> list[Hit]:
+    """A shape a coin's word would make a wallet, listed right after a wallet ("wallets: 1Fya…,
+    0xf739…, CTgj…"): the list's word is too far back to be read."""
+    found = sorted(hits, key=lambda hit: hit.start)
+    listed: list[Hit] = []
+    for match in _CUED_WALLET.finditer(text):
+        value = match.group(0).lower()
+        if "0" in value or value.isalpha() or value.isdigit() or re.fullmatch(r"[0-9a-f]+", value) \
+                or any(h.start <= match.start() < h.end for h in found):
+            continue
+        previous = [h for h in found + listed if h.end <= match.start()]
+        if previous and _LIST_JOIN.fullmatch(text, max(h.end for h in previous), match.start()):
+            listed.append(Hit("CRYPTO", match.start(), match.end(), LIKELY))
+    return listed

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
-from ibex_worker.pii.business import ORDERS_BESIDE_NUMBER_WORD, RECORDS, RECORDS_RIGHT_BEFORE
+from ibex_worker.pii.business import ORDERS_BESIDE_NUMBER_WORD, ORDERS_RIGHT_BEFORE, RECORDS, RECORDS_RIGHT_BEFORE
 from ibex_worker.pii import tables
 from ibex_worker.pii.context import Cues, words_before
 from ibex_worker.pii.phone_words import PHONE_CUES
@@ -131,9 +131,10 @@ _PART_NUMBER = re.compile(r"\d{3,4}-\d{3,4}-\d{2}")
 
 
 # "numéro de commande", "número de póliza", "numero d'ordine", "número do pedido", "numer
-# przesyłki": a number word and the kind of thing numbered, then only a copula, an article or
-# a colon before the value.
-_NUMBER_OF = re.compile(r"(?:num[ée]ro|n[úu]mero|numer)\s+(?:(?P<of>de|di|do|da|del|della|du|des)\s+|(?P<elided>d['’])\s*)?"
+# przesyłki", "codice cliente": a number's or a code's word and the kind of thing numbered,
+# then only a copula, an article or a colon before the value.
+_NUMBER_OF = re.compile(r"(?:num[ée]ro|n[úu]mero|numer|codice|c[óo]digo)\s+"
+                        r"(?:(?P<of>de|di|do|da|del|della|du|des)\s+|(?P<elided>d['’])\s*)?"
                         r"(?!(?:est|es|é|è|ist|is|jest|to|era|était|was|le|la|el|o|il)\b)"
                         r"(?P<kind>[^\W\d_]+)\s*(?:[:=]|\b(?:est|es|é|è|ist|is|jest|to)\b)?\s*(?:le|la|el|o|il)?\s*$",
                         re.IGNORECASE)
@@ -178,12 +179,19 @@ def _record_kind(match: re.Match[str]) -> bool:
     cliente" are records, "numéro du client", "numero del cliente" the client's own number)."""
     kind = match.group("kind").lower()
     bare = (match.group("of") or "de").lower() in ("de", "di")
-    return RECORDS.found_in([kind]) or kind in _CUSTOMERS and bare
+    return RECORDS.found_in([kind]) or kind in _NUMBERED_KINDS or kind in _CUSTOMERS and bare
+
+
+# Kinds a number word names that are no record's word alone ("numer umowy", "numer polisy": a
+# contract's, a policy's; "PESEL do umowy: …" is a person's id for a contract).
+_NUMBERED_KINDS = frozenset({"umowy", "polisy"})
 
 
 # A video meeting's word right before the number: its id ("Zoom 891 2345 6780", "Webex meeting
-# 2634 118 9920"); a dial-in number is written with a phone word or a "+".
-_MEETING_BEFORE = re.compile(r"(?<![\w])(?:zoom|webex)(?:\s+meeting)?(?:\s+id)?\s*[:#]?\s*$", re.IGNORECASE)
+# 2634 118 9920", "Teams 344 118 229 802 1", "腾讯会议号 138 0013 8000"); a dial-in number is
+# written with a phone word or a "+".
+_MEETING_BEFORE = re.compile(r"(?:(?<![\w])(?:zoom|webex|teams)(?:\s+meeting)?(?:\s+id)?|腾讯会议号?|会议号)\s*[:#：]?\s*$",
+                             re.IGNORECASE)
 
 
 def meeting_id(text: str, start: int) -> bool:
@@ -241,10 +249,11 @@ _NAMING_NOTHING = frozenset({"on", "at", "m", "t", "p", "o", "w", "h", "number"}
 
 
 def record_right_before(before: list[str], number_words: frozenset[str]) -> bool:
-    """A document's word of another language right before the number or its number word, or
-    an order's word beside a number word, with no phone word earlier in the clause.
+    """A document's or an order's word of another language right before the number or its
+    number word, or a shipment's word beside a number word, with no phone word earlier in the
+    clause.
     ``number_words``: the words that say "number" in the languages the finder reads."""
-    numbered_by = number_words | {"رقم", "संख्या"}
+    numbered_by = number_words | {"رقم", "संख्या", "नंबर", "नम्बर"}
     if any(word in PHONE_CUES.words and word not in numbered_by and word not in _NAMING_NOTHING for word in before):
         return False  # "Handynummer für die Lieferung 0176 ...", "Tél. livraison 06 12 ..."
     words = list(before)
@@ -254,7 +263,7 @@ def record_right_before(before: list[str], number_words: frozenset[str]) -> bool
         numbered = True
     if not words:
         return False
-    if words[-1] in RECORDS_RIGHT_BEFORE.words or any(
+    if words[-1] in RECORDS_RIGHT_BEFORE.words or words[-1] in ORDERS_RIGHT_BEFORE or any(
             tuple(words[-len(phrase):]) == phrase for phrase in RECORDS_RIGHT_BEFORE.phrases):
         return True
     return words[-1] in ORDERS_BESIDE_NUMBER_WORD and (
@@ -279,8 +288,9 @@ def records_listed(text: str, start: int, end: int, before: list[str], kinds: Co
     numbers_before = 0
     while words and (words[-1] in _LIST_JOINS or words[-1][:1].isdigit()):
         numbers_before += words.pop()[:1].isdigit()
-    if not words or len(words[-1]) < 4 or not words[-1].endswith("s") or words[-1][:-1] not in kinds:
-        return False
+    if not words or len(words[-1]) < 4 or not words[-1].endswith("s") or (
+            words[-1][:-1] not in kinds and not (words[-1].endswith("ies") and words[-1][:-3] + "y" in kinds)):
+        return False  # "claims", "policies"
     after = re.match(r"\s*(?:[,;]|\b(?:" + "|".join(map(re.escape, sorted(_LIST_JOINS))) + r")\b)\s*",
                      text[end:end + 12], re.IGNORECASE)
     return numbers_before > 0 or after is not None and _LISTED_NUMBER.match(text, end + after.end()) is not None

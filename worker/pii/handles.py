@@ -1,0 +1,35 @@
+"""People named by their account's handle: ``user=ingrid.halvorsen``, a ``user`` column holding
+``l.bertrand``. Directory services build these from a person's names (given name or initial,
+a point, family name), so a handle of that shape after a user's key is that person's name.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ibex_worker.pii import tables
+from ibex_worker.pii.lexicon import gazetteer, is_common
+from ibex_worker.pii.numbers import LIKELY, Hit
+
+# A key that names an account right before its value ("user=", "username:", "owner=").
+_USER_KEY = re.compile(r"(?<![\w])(?:user|username|user_name|login|owner|assignee|author|by|account|uid|"
+                       r"requester|reporter|approver)\s*[=:]\s*[\"']?$", re.IGNORECASE)
+_USER_COLUMN = re.compile(r"(?:^|_)(?:user|username|login|owner|assignee|author|requester|reporter)(?:$|_)")
+_HANDLE = re.compile(r"(?<![\w.@/\\-])(?P<first>[^\W\d_]+)\.(?P<family>[^\W\d_]{2,})(?![\w@]|\.[^\W\d_])")
+
+
+def handles(text: str) -> list[Hit]:
+    """``given.family`` or ``i.family`` after a user's key or in a user's column, where the
+    family name is one the name lists hold and no common word, and the first part is an
+    initial or a given name."""
+    hits = []
+    for match in _HANDLE.finditer(text):
+        first, family = match.group("first").lower(), match.group("family").lower()
+        if not (len(first) == 1 or "g" in gazetteer().get(first, "")) or family not in gazetteer() \
+                or is_common(family):
+            continue
+        column = tables.column_name(text, match.start())
+        if _USER_KEY.search(text, max(0, match.start() - 24), match.start()) \
+                or column is not None and _USER_COLUMN.search(column):
+            hits.append(Hit("PERSON", match.start(), match.end(), LIKELY))
+    return hits

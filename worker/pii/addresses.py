@@ -249,12 +249,16 @@ def _extend_within_part(text: str, end: int) -> int:
 
 def _address_prefix(part: str, allow_leading_space: bool = False) -> int:
     """Length of the longest prefix of ``part`` (whole words) that reads as an address part."""
-    words = list(re.finditer(r"\S+", part))
+    words: list[re.Match[str]] = []
+    counted = 0
+    for word in re.finditer(r"\S+", part):  # up to one word past the most ``address_like`` accepts
+        words.append(word)
+        counted += any(ch.isalnum() for ch in word.group(0))
+        if counted > PART_MAX_WORDS:
+            break
     if not allow_leading_space and words and words[0].start() > 0:
         return 0
-    counted = list(itertools.accumulate(any(ch.isalnum() for ch in w.group(0)) for w in words))
-    longest = bisect.bisect_right(counted, PART_MAX_WORDS)  # more words are never ``address_like``
-    for count in range(longest, 0, -1):
+    for count in range(len(words) - (counted > PART_MAX_WORDS), 0, -1):
         candidate = part[words[0].start():words[count - 1].end()]
         if count < len(words) and candidate[-1:].isdigit() and words[count].group(0).lower().strip(".,") in QUANTITIES:
             continue  # "birim fiyat 14,50 USD": a number cut from its unit

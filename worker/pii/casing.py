@@ -99,6 +99,11 @@ def _upper(ch: str) -> str:
     return upper if len(upper) == 1 else ch  # "ß", "ﬁ": one character per character
 
 
+# How much of the text before a word decides its case: the end of a sentence or a title (a
+# longer look back would make the view cost the square of the text's length).
+_BEFORE_REACH = 40
+
+
 def truecase(folded: str) -> str:
     """Give each word of a case-folded text its usual English case (same length)."""
     out = list(folded)
@@ -106,7 +111,8 @@ def truecase(folded: str) -> str:
     for match in _WORD.finditer(folded):
         word = match.group(0)
         start = match.start()
-        if _capitalise(word, folded[:start], previous, folded[match.end():match.end() + 1]):
+        if _capitalise(word, folded[max(0, start - _BEFORE_REACH):start], previous,
+                       folded[match.end():match.end() + 1]):
             out[start] = _upper(folded[start])
             if not is_common(word.replace("’", "'")):
                 _capitalise_parts(out, match)

@@ -292,13 +292,16 @@ def _after_determiner(text: str, start: int, *, romance_a: bool = False) -> bool
     return before is None or is_common(before.group(1).lower())
 
 
+_WORD_BEFORE = re.compile(r"(?<![^\W\d_'’\-])(" + NAME_WORD + r") $")
+
+
 def _absorb_common_names(text: str, start: int, end: int) -> tuple[int, int]:
     """``Li wei``, ``Owen price``: a neighbouring word the lexicon knows as common but that is
     a known name belongs to the name - a family name after it, a given name before it."""
     after = re.match(r" (" + NAME_WORD + r")", text[end:])
     if after and _name_word(after.group(1), "s") and not _SPEAKER.match(text[end:]):
         end += after.end()
-    before = re.search(r"(" + NAME_WORD + r") $", text[:start])
+    before = _WORD_BEFORE.search(text, max(0, start - 80), start)
     if before and _name_word(before.group(1), "g"):
         start = before.start(1)
     return start, end

@@ -72,9 +72,10 @@ RECORDS_RIGHT_BEFORE = Cues.of([
     "terminal", "vertragskonto", "vrachtbrief", "segnacollo", "счётчик", "счетчик", "подписка", "subscription", "मीटर",
     "उपभोक्ता", "العداد",
 ])
-# Orders and shipments of other languages: words that also label the line for them ("Telefon
-# für die Lieferung", "Tel. pro objednávky"), so they name a record only beside a number word
-# ("Номер заказа 916-427-18-55", "Objednávka č. 603 218 447", "takip numarası", "رقم التتبع").
+# Orders, shipments and other records of other languages: words that also label the line for
+# them ("Telefon für die Lieferung", "Tel. pro objednávky"), so they name a record only beside a
+# number word ("Номер заказа 916-427-18-55", "Objednávka č. 603 218 447", "takip numarası",
+# "رقم التتبع", "رقم الشكوى", "पॉलिसी नंबर").
 ORDERS_BESIDE_NUMBER_WORD = frozenset({
     "заказ", "заказа", "заказу", "отправление", "отправления", "посылка", "посылки", "замовлення", "посилка",
     "objednávka", "objednávky", "objednávku", "zásilka", "zásilky", "takip", "kargo", "gönderi", "الطلب", "التتبع", "طلب", "طلبك",

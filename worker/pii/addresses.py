@@ -12,9 +12,8 @@ capitalised there, which is how a place name is told from prose.
 
 from __future__ import annotations
 
-import bisect
-import itertools
 import re
+from collections.abc import Iterable
 
 from ibex_worker.pii import address_vetoes as vetoes
 from ibex_worker.pii.address_parts import PART_MAX_WORDS, address_like
@@ -249,16 +248,10 @@ def _extend_within_part(text: str, end: int) -> int:
 
 def _address_prefix(part: str, allow_leading_space: bool = False) -> int:
     """Length of the longest prefix of ``part`` (whole words) that reads as an address part."""
-    words: list[re.Match[str]] = []
-    counted = 0
-    for word in re.finditer(r"\S+", part):  # up to one word past the most ``address_like`` accepts
-        words.append(word)
-        counted += any(ch.isalnum() for ch in word.group(0))
-        if counted > PART_MAX_WORDS:
-            break
+    words, longest = _capped(re.finditer(r"\S+", part))
     if not allow_leading_space and words and words[0].start() > 0:
         return 0
-    for count in range(len(words) - (counted > PART_MAX_WORDS), 0, -1):
+    for count in range(longest, 0, -1):
         candidate = part[words[0].start():words[count - 1].end()]
         if count < len(words) and candidate[-1:].isdigit() and words[count].group(0).lower().strip(".,") in QUANTITIES:
             continue  # "birim fiyat 14,50 USD": a number cut from its unit
@@ -268,6 +261,19 @@ def _address_prefix(part: str, allow_leading_space: bool = False) -> int:
         if trimmed and address_like(trimmed):
             return words[0].start() + len(trimmed)
     return 0
+
+
+def _capped(words: Iterable[re.Match[str]]) -> tuple[list[re.Match[str]], int]:
+    """The words taken up to one past the most ``address_like`` accepts (a text without commas
+    is not read to its end), and how many of them a part may hold."""
+    taken: list[re.Match[str]] = []
+    counted = 0
+    for word in words:
+        taken.append(word)
+        counted += any(ch.isalnum() for ch in word.group(0))
+        if counted > PART_MAX_WORDS:
+            return taken, len(taken) - 1
+    return taken, len(taken)
 
 
 _ABBREVIATION_END = re.compile(r"\b(?:co|jal|q|esq|izq|dcha|dto|st|ave|rd|dr|no|apt|ste|bldg)\.$", re.IGNORECASE)
@@ -366,8 +372,7 @@ def _extend_left(text: str, start: int, *, general: bool) -> int:
 def _address_suffix(part: str) -> int:
     """Length of the longest suffix of ``part`` (whole words) that reads as an address part."""
     words = list(re.finditer(r"\S+", part))
-    counted = list(itertools.accumulate(any(ch.isalnum() for ch in w.group(0)) for w in reversed(words)))
-    for count in range(bisect.bisect_right(counted, PART_MAX_WORDS), 0, -1):
+    for count in range(_capped(reversed(words))[1], 0, -1):
         candidate = part[words[-count].start():words[-1].end()]
         if count < len(words) and words[-count - 1].group(0)[-1:].isdigit() \
                 and words[-count].group(0).lower().strip(".,") in QUANTITIES:

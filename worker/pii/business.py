@@ -72,26 +72,23 @@ RECORDS_RIGHT_BEFORE = Cues.of([
     "terminal", "vertragskonto", "vrachtbrief", "segnacollo", "счётчик", "счетчик", "подписка", "subscription", "मीटर",
     "उपभोक्ता", "العداد",
 ])
-# Orders, shipments and other records of other languages: words that also label the line for
-# them ("Telefon für die Lieferung", "Tel. pro objednávky"), so they name a record only beside a
-# number word ("Номер заказа 916-427-18-55", "Objednávka č. 603 218 447", "takip numarası",
-# "رقم التتبع", "رقم الشكوى", "पॉलिसी नंबर").
-ORDERS_BESIDE_NUMBER_WORD = frozenset({
-    "заказ", "заказа", "заказу", "отправление", "отправления", "посылка", "посылки", "замовлення", "посилка",
-    "objednávka", "objednávky", "objednávku", "zásilka", "zásilky", "takip", "kargo", "gönderi", "الطلب", "التتبع", "طلب", "طلبك",
-    "الشحنة", "شحنة", "beställning", "beställningen", "leverans", "försändelse", "bestilling", "ordre",
-    "forsendelse", "tilaus", "tilauksen", "lähetys", "rendelés", "comanda", "comandă", "colet", "παραγγελία",
-    "παραγγελίας", "pengiriman", "levering", "livraison", "envoi", "envio", "lieferung", "荷物", "お荷物",
-    "الشكوى", "البوليصة", "المرجع", "التذكرة", "المطالبة", "الوثيقة", "الاشتراك", "ऑर्डर", "पॉलिसी", "ट्रैकिंग",
-    "पार्सल", "शिकायत", "주문", "注文", "订单",
-})
-
 # Orders' words that name the number right after them whatever follows ("заказ 916 123 45 68",
 # "주문 010-1234-5679"): no one labels a line to call with them (shipments' words do).
 ORDERS_RIGHT_BEFORE = frozenset({
     "заказ", "заказа", "заказу", "замовлення", "objednávka", "objednávku", "takip", "الطلب", "طلبك",
     "beställning", "ordre", "bestilling", "tilaus", "rendelés", "comanda", "comandă", "παραγγελία", "주문", "注文",
     "订单", "ऑर्डर",
+})
+# Shipments and other records of other languages: words that also label the line for them
+# ("Telefon für die Lieferung", "Tel. pro objednávky"), so they name a record only beside a
+# number word ("Номер заказа 916-427-18-55", "Objednávka č. 603 218 447", "takip numarası",
+# "رقم التتبع", "رقم الشكوى", "पॉलिसी नंबर"); orders' words do there too.
+ORDERS_BESIDE_NUMBER_WORD = ORDERS_RIGHT_BEFORE | frozenset({
+    "отправление", "отправления", "посылка", "посылки", "посилка", "objednávky", "zásilka", "zásilky", "kargo",
+    "gönderi", "التتبع", "طلب", "الشحنة", "شحنة", "beställningen", "leverans", "försändelse", "forsendelse",
+    "tilauksen", "lähetys", "colet", "παραγγελίας", "pengiriman", "levering", "livraison", "envoi", "envio",
+    "lieferung", "荷物", "お荷物", "الشكوى", "البوليصة", "المرجع", "التذكرة", "المطالبة", "الوثيقة", "الاشتراك",
+    "पॉलिसी", "ट्रैकिंग", "पार्सल", "शिकायत",
 })
 
 # Video meetings' ids ("meeting ID 891 2345 6780"); a dial-in number is written with a phone

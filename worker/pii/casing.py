@@ -94,6 +94,12 @@ def _fold(ch: str) -> str:
     return lowered if len(lowered) == 1 else ch  # keep one character per character
 
 
+def matched_key(word: str) -> str:
+    """A word of a list as ``re`` compares it ignoring case, for looking up what a
+    case-insensitive pattern matched: there "ı" matches "i" ("adi" for the cue "adı")."""
+    return word.lower().replace("ı", "i")
+
+
 def _upper(ch: str) -> str:
     upper = ch.upper()
     return upper if len(upper) == 1 else ch  # "ß", "ﬁ": one character per character

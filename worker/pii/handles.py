@@ -28,8 +28,7 @@ def handles(text: str) -> list[Hit]:
         if not (len(first) == 1 or "g" in gazetteer().get(first, "")) or family not in gazetteer() \
                 or is_common(family):
             continue
-        column = tables.column_name(text, match.start())
         if _USER_KEY.search(text, max(0, match.start() - 24), match.start()) \
-                or column is not None and _USER_COLUMN.search(column):
+                or _USER_COLUMN.search(tables.column_name(text, match.start()) or ""):
             hits.append(Hit("PERSON", match.start(), match.end(), LIKELY))
     return hits

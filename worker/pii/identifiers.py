@@ -10,6 +10,7 @@ import re
 from ibex_worker.pii.checksums import cn_resident_id_valid, creditor_reference_valid, es_dni_valid
 from ibex_worker.pii.context import words_before
 from ibex_worker.pii.business import BUSINESS, record_compound
+from ibex_worker.pii.casing import matched_key
 from ibex_worker.pii.phone_words import PHONE_CUES, WEAK_PHONE_CUES
 from ibex_worker.pii.numbers import LIKELY, NAMED, Hit
 
@@ -62,13 +63,7 @@ _KEYWORD_RE = re.compile(
 _VALUE_TOKEN = re.compile(r"[^\W_]+|[^\w\s]", re.UNICODE)
 
 
-def _fold(word: str) -> str:
-    """A keyword as ``re`` compares it ignoring case, where "ı" matches "i" ("kimlik numarası",
-    "KİMLİK"): the view holds "ı" as typed."""
-    return word.lower().replace("ı", "i")
-
-
-_KEYWORD_BY_FOLD = {_fold(keyword): keyword for keyword in ID_KEYWORDS}
+_KEYWORD_BY_FOLD = {matched_key(keyword): keyword for keyword in ID_KEYWORDS}
 
 
 def named_ids(text: str) -> list[Hit]:
@@ -77,7 +72,7 @@ def named_ids(text: str) -> list[Hit]:
     names nothing else, further on in its clause (``_later_in_clause``: "PESEL do umowy:
     85031204567", "身份证号（张伟）：110105199003071234")."""
     hits = []
-    keywords = [(_KEYWORD_BY_FOLD[_fold(m.group(1))], m.end()) for m in _KEYWORD_RE.finditer(text)] \
+    keywords = [(_KEYWORD_BY_FOLD[matched_key(m.group(1))], m.end()) for m in _KEYWORD_RE.finditer(text)] \
         + [("national id", m.end()) for m in _CJK_KEYWORD_RE.finditer(text)]
     for keyword, end in keywords:
         dotted = end + 1 if text[end:end + 1] == "." and keyword.endswith((" no", " nr")) else end  # "Passport no."

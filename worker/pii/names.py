@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from spacy.lang.en.stop_words import STOP_WORDS
 
+from ibex_worker.pii.casing import matched_key
 from ibex_worker.pii.lexicon import capitalised_share, gazetteer, is_common, places, rare
 from ibex_worker.pii.name_words import (ANNOUNCING, GROUP_MENTIONS, NOT_A_NAME_OBJECT, NOT_NAME_CONTEXT, ORG_WORDS,
                                    PARTICLES, RELATIONS, TITLES, WEAK_CUES)
@@ -23,8 +24,8 @@ from ibex_worker.pii.numbers import LIKELY, Hit
 NAME_WORD = r"[^\W\d_][^\W\d_'’\-]*(?:['’\-][^\W\d_]+)*"
 CUE_WORDS = {c for c in (*ANNOUNCING, *TITLES, *RELATIONS, *WEAK_CUES)}
 TITLE = 3  # the cue levels: 0 weak, 1 role or relation, 2 announcing, 3 a title
-_LEVEL = {**dict.fromkeys(WEAK_CUES, 0), **dict.fromkeys(RELATIONS, 1), **dict.fromkeys(ANNOUNCING, 2),
-          **dict.fromkeys(TITLES, TITLE)}
+_LEVEL = {matched_key(cue): level for level, cues in enumerate((WEAK_CUES, RELATIONS, ANNOUNCING, TITLES))
+          for cue in cues}
 _CUE_RE = re.compile(
     r"(?<![\w])(" + "|".join(sorted((re.escape(c) for c in CUE_WORDS), key=len, reverse=True)) + r")"
     r"(?:'s)?(?:\s+(?:name\s+is|is\s+called|called|named|is))?[\s,:.\-–|/]+",
@@ -40,7 +41,7 @@ NAME_SHARE = 0.15  # a common word capitalised this often in running text is als
 def cued_names(text: str) -> list[Hit]:
     hits = []
     for cue in _CUE_RE.finditer(text):
-        level = 2 if _NAMING.search(cue.group(0)) else _cue_level(cue.group(1))
+        level = 2 if _NAMING.search(cue.group(0)) else _LEVEL[matched_key(cue.group(1))]
         if level == TITLE and _NUMBER_NEAR.search(text[max(0, cue.start() - 60):cue.start()]):
             level = 2  # "500 ms Kafka", "12 Oak Dr. Springfield": a unit or a street type
         span = _name_after(text, cue.end(), level)
@@ -48,15 +49,6 @@ def cued_names(text: str) -> list[Hit]:
             hits.append(Hit("PERSON", *_absorb_common_names(text, *span), LIKELY))
     return (hits + _named_by_verb(text) + _addressed(text) + _mentioned(text) + _speakers(text) + _addressee(text)
             + _pair(text))
-
-
-def _cue_level(word: str) -> int:
-    """The level of the cue ``word`` matched. ``re``'s case folding is wider than ``str.lower``:
-    "adi" matches the Turkish cue "adı", and "K" the Kelvin sign."""
-    level = _LEVEL.get(word.lower())
-    if level is None:
-        level = max(value for cue, value in _LEVEL.items() if re.fullmatch(re.escape(cue), word, re.IGNORECASE))
-    return level
 
 
 # "grace and hope r coming too", "Park and Cook are both on leave": two known given names joined

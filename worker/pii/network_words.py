@@ -14,6 +14,8 @@ NOT_AN_IP = Cues.of(["version", "ver", "v", "build", "release", "firmware", "rev
                      "requirement", "uefi", "baseline", "пункт", "раздел", "правило", "статья", "статьи",
                      "artikel", "abschnitt", "absatz", "artículo", "apartado", "articolo", "sezione", "sección",
                      "seção", "madde", "البند", "بند", "第", "조", "항"])
+# A version's own words in English: a few words before the quad they still name it ("the version stays ...").
+NOT_AN_IP_VERSIONS = Cues.of(["version", "firmware", "build", "release", "fw", "bios", "driver"])
 # A version's word in other languages, or glued to what it versions ("Firmware-Version",
 # "服务版本"): they decide only where no word of hosts is in the clause ("Login desde la versión").
 OTHER_VERSION_WORDS = Cues.of(["versión", "versione", "versão", "versao", "versie", "wersja", "wersji", "wersję",
@@ -46,14 +48,14 @@ IP_CUES = Cues.of(["ip", "ips", "ipv4", "address", "addr", "host", "hosts", "hos
                    "destination", "client", "peer", "peers", "subnet", "connect", "connected", "connection", "login",
                    "logged", "blocked", "allow", "deny", "proxy", "vpn", "remote", "origin", "forwarded",
                    "x-forwarded-for", "@", "nameserver", "nameservers", "resolver", "resolvers", "upstream", "inet",
-                   "outbound", "inbound", "egress", "ingress", "box", "backend", "backends", "vip"])
+                   "outbound", "inbound", "egress", "ingress", "box", "backend", "backends", "vip", "lb"])
 # Words of networks that, anywhere in a clause, keep a version change from explaining a quad
 # ("moved the build agent to 10.120.3.8": a host that moved).
 NETWORK_WORDS = Cues.of(["resolver", "nameserver", "firewall", "allowlist", "whitelist", "blocklist", "blacklist",
                          "dhcp", "lease", "static", "route", "nat", "endpoint", "ssh", "rdp", "port", "ports",
                          "lan", "wan", "wifi", "wi-fi", "network", "interface", "assigned", "device", "machine",
                          "laptop", "phone", "user", "customer", "visitor", "attacker", "block", "ban", "banned",
-                         "moved", "migrated", "pointed"])
+                         "move", "moving", "moved", "migrated", "pointed"])
 # Words of a version change ("upgraded the firmware from 9.3.10.1 to 9.3.12.4"): before a
 # dotted quad, with no word of networks in the clause, they make the quads of it versions.
 UPGRADES = Cues.of(["version", "versions", "firmware", "release", "releases", "build", "upgrade", "upgraded",

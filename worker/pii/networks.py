@@ -14,8 +14,8 @@ from functools import lru_cache
 
 from ibex_worker.pii import spoken, version_quads
 from ibex_worker.pii.context import words_before
-from ibex_worker.pii.network_words import (ADDRESS_WORDS, BUILD_TAG_AFTER, DEPLOYS, DOTTED, ENVIRONMENT_AFTER,
-                                           GLUED_VERSION_KEY, IMAGE_TAG_BEFORE, IP_CUES, NETWORK_WORDS, NOT_AN_IP,
+from ibex_worker.pii.network_words import (BUILD_TAG_AFTER, DEPLOYS, DOTTED, ENVIRONMENT_AFTER, GLUED_VERSION_KEY,
+                                           IMAGE_TAG_BEFORE, IP_CUES, NETWORK_WORDS, NOT_AN_IP, NOT_AN_IP_VERSIONS,
                                            OTHER_VERSION_WORDS, UPGRADES, VERSION_AFTER, VERSION_SUFFIXES)
 from ibex_worker.pii.numbers import LIKELY, Hit
 
@@ -38,18 +38,42 @@ def ip_in_context(text: str, start: int, end: int) -> bool:
                 or value.startswith("0.")
                 or _network(text, start, end) or _NETMASK.fullmatch(value) is not None
                 or _version_like(value) and not IP_CUES.found_in(before) and text[start - 1:start] != "@"
-                and not _ipv6_in(text)
+                and not version_quads.ipv6_in(text)
                 or _version_change(text, start, end) or _product_version(text, start, end, before)
                 or version_quads.read_as_version(text, start, end)
-                or _version_sibling(text, start, end) and not ADDRESS_WORDS.found_in(before)
-                and not NETWORK_WORDS.found_in(words_before(text, start, 12, reach=120)))
+                or _version_sibling(text, start, end) and not _hosts_around(text, start, end, before))
 
 
 def _other_version_word(text: str, start: int, named: list[str]) -> bool:
     """"La versión 8.0.36.1", "Firmware-Version 7.29.0.1", with no word of hosts in the clause."""
     glued = any(w.rstrip("是为は：:").endswith(VERSION_SUFFIXES) and not w.startswith("ip") for w in named)
     return (OTHER_VERSION_WORDS.found_in(named) or glued) \
-        and not IP_CUES.found_in(words_before(text, start, 12, reach=120))
+        and not IP_CUES.found_in(words_before(text, start, 12, reach=120)) or _version_phrase(text, start)
+
+
+# Words that, between a version's word and a quad, place the version on a host or a person ("for").
+_NOT_PLACING = frozenset({"on", "at", "in", "from", "to", "via", "is", "was", "for", "by", "with", "de", "a", "à", "en",
+                          "na", "z", "von", "auf", "für", "desde", "sur", "vers", "pour", "para", "per", "van"})
+
+
+def _version_phrase(text: str, start: int) -> bool:
+    """"the version stays 2.7.0.1", "la versión del agente sigue siendo 3.12.5.0", "Firmware
+    routera: 1.12.0.4", "에이전트 버전은 3.12.5.0": a version's word two to five words before a
+    public quad, and between them no word of hosts or networks, no word that places something
+    at an address and no number; no private address in the text."""
+    before = words_before(text, start, 6)
+    for i in range(max(0, len(before) - 5), len(before) - 1):
+        if NOT_AN_IP_VERSIONS.found_in([before[i]]) or OTHER_VERSION_WORDS.found_in([before[i]]) or any(
+                before[i].rstrip("은는이가：:").endswith(suffix) for suffix in VERSION_SUFFIXES):
+            between = before[i + 1:]
+            return not (IP_CUES.found_in(between) or NETWORK_WORDS.found_in(between)
+                        or _NOT_PLACING.intersection(between) or any(ch.isdigit() for w in between for ch in w)
+                        or any(_private(value) for _, _, value in version_quads.quads(text)))
+    return False
+
+
+def _private(value: str) -> bool:
+    return _is_ip(value) and ipaddress.ip_address(value).is_private
 
 
 def _build(text: str, start: int, end: int, named: list[str]) -> bool:
@@ -160,6 +184,21 @@ def _version_sibling(text: str, start: int, end: int) -> bool:
     return any(not (s < end and start < e) for s, e in _no_address_dotted(text).get(tuple(parts[:2]), ()))
 
 
+def _hosts_around(text: str, start: int, end: int, before: list[str]) -> bool:
+    """A word of hosts right before the quad or right after it in its clause ("the box at
+    10.0.19.45", "10.3.2.1 is the gateway"), a word of networks in the clause before it, or
+    another private address of the same /24 ("from 10.4.4.30 to 10.4.4.31"): the quad is a host's,
+    whatever version shares its first parts."""
+    after = re.findall(r"[^\W\d_]+", _clause_after(text, end))[:4]
+    if IP_CUES.found_in(before) or IP_CUES.found_in(after) or NETWORK_WORDS.found_in(after) \
+            or NETWORK_WORDS.found_in(words_before(text, start, 12, reach=120)):
+        return True
+    value = text[start:end]
+    subnet = value.rsplit(".", 1)[0] + "."
+    return _is_ip(value) and ipaddress.ip_address(value).is_private and any(
+        other != value and other.startswith(subnet) and _is_ip(other) for _, _, other in version_quads.quads(text))
+
+
 @lru_cache(maxsize=32)
 def _no_address_dotted(text: str) -> dict[tuple[str, ...], list[tuple[int, int]]]:
     """The text's dotted numbers of three or more parts that no IPv4 address can be, by their
@@ -192,16 +231,6 @@ def _version_like(value: str) -> bool:
     """``7.1.3.2``, ``4.2.1.3``: four one-digit parts read as a version or a section number
     unless the text speaks of addresses."""
     return all(len(part) == 1 for part in value.split("."))
-
-
-_IPV6_SHAPE = re.compile(r"(?<![\w:])[0-9a-f]{0,4}(?::[0-9a-f]{0,4}){2,7}(?![\w:])", re.IGNORECASE)
-
-
-def _ipv6_in(text: str) -> bool:
-    """An IPv6 address elsewhere in the text: "why is 2606:4700:4700::1111 slower than 1.1.1.1"
-    speaks of addresses, whatever the quad's shape."""
-    return any(_is_ip(match.group(0)) and len(re.findall(r"[0-9a-f]+", match.group(0), re.IGNORECASE)) >= 2
-               for match in _IPV6_SHAPE.finditer(text))
 
 
 def _inside_dotted_run(text: str, start: int, end: int) -> bool:

@@ -1,6 +1,7 @@
 """Words the name model takes for a name that their surroundings show are
 something else: a date or time format's mask (``YYYY-MM-DD``), a part of a time zone's id
-(``America/Sao_Paulo``), a weekday of a range of opening days (``Mo–Fr``, ``lun–ven``)."""
+(``America/Sao_Paulo``), a weekday of a range of opening days (``Mo–Fr``, ``lun–ven``), digits
+read out (``two-zero-two-four``), an invoice's heading (``Bill to:``)."""
 
 from __future__ import annotations
 
@@ -16,13 +17,18 @@ mon tue wed thu fri sat sun mo di mi do fr sa so lun mar mer jeu ven sam dim gio
 seg ter qua qui sex ma wo vr za zo lu
 """.split())
 _RANGE = re.compile(r"\s*[-–—]\s*|\s+(?:to|bis|à|a|al|tot)\s+")
+_DIGIT = r"(?:zero|oh|one|two|three|four|five|six|seven|eight|nine|double|triple)"
+_SPELLED_DIGITS = re.compile(rf"{_DIGIT}(?:[-\s]+{_DIGIT})+", re.IGNORECASE)
+_HEADING = re.compile(r"(?:bill|ship|sold|invoice|deliver)(?:\s+to)?", re.IGNORECASE)
 
 
 def not_a_name(text: str, start: int, end: int) -> bool:
-    """A format's mask, a part of a time zone's id, or a weekday that opens or closes a range
-    of weekdays."""
+    """A format's mask, digits read out, an invoice's heading ("Bill to:"), a part of a time
+    zone's id, or a weekday that opens or closes a range of weekdays."""
     value = text[start:end]
-    if _FORMAT_MASK.fullmatch(value):
+    if _FORMAT_MASK.fullmatch(value) or _SPELLED_DIGITS.fullmatch(value):
+        return True
+    if _HEADING.fullmatch(value) and re.match(r"(?:\s+to)?\s*:", text[end:end + 6], re.IGNORECASE):
         return True
     if any(m.start() <= start and end <= m.end() for m in _TIME_ZONE.finditer(text, max(0, start - 40),
                                                                                min(len(text), end + 40))):

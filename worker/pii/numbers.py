@@ -223,10 +223,7 @@ def _phone_alone(text: str, start: int, value: str) -> bool:
         return False  # "45 905 417 people", "listed at 1 290 000", "3SABC 1234 5678 90": a count, a code's rest
     if _CODE_TAIL.search(text[max(0, start - 12):start]) and not _glued_cue(text, start):
         return False  # "STM-2024-05-4417", "HOP-7731-0093": the digits of a code the letters before begin
-    asked = _ASKED_RECORD.search(text[max(0, start - 120):start])
-    record = asked.group("record").lower() if asked else ""
-    if record and RECORDS.found_in([record]) and record not in PHONE_CUES.words \
-            and not PHONE_CUES.found_in(words_before(asked.group("answer"), len(asked.group("answer")), 3)):
+    if phone_vetoes.asked_record(text, start):
         return False  # "the order number? Customer: 4417 2291 08": the answer to a record's question
     if _SLASHED_TAIL.search(text[max(0, start - 8):start]):
         return False  # "pedido nº 2024/031100871", "1874221/2024": the tail of a slashed id (area codes start with 0)
@@ -260,7 +257,7 @@ def _phone_alone(text: str, start: int, value: str) -> bool:
     if phone_vetoes.another_s_number(text, start, between) \
             or len(before) >= 2 and before[-2] in _PHONE_HEADS and before[-1] in _BARE_NUMBER_WORDS:
         return True  # "Kundennummer 4471, Herr Weber 0171 2345678", "..., contact number 07700 900418"
-    return any(word in strong for word in before)  # "my phone number for the order is ...": a phone word wins
+    return any(word in strong for word in before) or _glued_phone_word(before)  # "my phone number for the order is ..."
 
 
 def named_by_record(text: str, start: int, end: int) -> bool:
@@ -287,13 +284,6 @@ _CODE_BEFORE = re.compile(r"(?<![\w\-])(?=[A-Za-z]*\d)(?=\d*[A-Za-z])[A-Za-z\d]{
 
 # Letters or digits glued right before, or a code's hyphen: the number continues a code.
 _CODE_TAIL = re.compile(r"(?:[A-Za-z\d]-|[A-Za-z])$")
-# A turn that asks for a record's number ("the order number?", "enter your account number."),
-# then, after a speaker's label, at most a few words before the answer.
-_ASKED_RECORD = re.compile(r"\b(?P<record>[^\W\d_]+)\s+(?:number|no\.?|#|id)(?:,?\s*please)?\s*[?.]\s*(?:\[[\d:.]+\]\s*)?"
-                           r"(?:[^\W\d_]+\s*:\s*)"
-                           r"(?P<answer>(?:[^\W\d_’']+[’']?[^\W\d_]*[ ,]+){0,3})$", re.IGNORECASE)
-
-
 # The part of a slashed id before the number ("2024/0311...", "1874221/2024"): four digits or
 # more not starting with 0, so no area code ("089/1234567" is one).
 _SLASHED_TAIL = re.compile(r"(?<![\d/])[1-9]\d{3,}/$")
@@ -343,7 +333,7 @@ _PHONE_HEADS = (_PHONE_KINDS - WEAK_PHONE_CUES - {"numero", "número", "numéro"
 
 # Words between a business word and its number ("order no. 12", "ticket # 4", "case id: 7").
 _NUMBER_WORDS = phone_vetoes.NUMBER_WORDS | {"n", "numéro", "número", "numero", "nummer", "numer", "numarası", "numarasıyla", "numaralı",
-                                              "numarasi", "номер", "номера", "č"}
+                                              "numarasi", "номер", "номера", "č", "nomor", "nombor"}
 # Words that say "number" and nothing of what is numbered: alone they announce a phone as well as a record.
 _BARE_NUMBER_WORDS = phone_vetoes.PHONE_NUMBER_WORDS | {"n", "nº", "№"}
 # "+1 (416) 555-0135": a country code, then an area code in brackets, the way a number is written to be dialled.
@@ -366,9 +356,17 @@ def _phone_cue(text: str, start: int, *, strong_only: bool = False) -> bool:
     before = words_before(text, start, 5)
     strong = PHONE_CUES.words - WEAK_PHONE_CUES
     if any(word in strong for word in before) or any(
-            _tail_has(before, phrase) for phrase in PHONE_CUES.phrases):
+            _tail_has(before, phrase) for phrase in PHONE_CUES.phrases) or _glued_phone_word(before):
         return True
     return not strong_only and bool(before) and before[-1] in WEAK_PHONE_CUES
+
+
+# "与客服电话 021-6258-7730": Chinese and Japanese glue the phone's word to the words before it.
+_GLUED_CJK_PHONE = re.compile(r"(?:电话|手机|手机号|電話|電話番号|携帯|携帯番号|手機)[：:是为は]?$")
+
+
+def _glued_phone_word(before: list[str]) -> bool:
+    return bool(before) and _GLUED_CJK_PHONE.search(before[-1]) is not None
 
 
 def _tail_has(words: list[str], phrase: tuple[str, ...]) -> bool:

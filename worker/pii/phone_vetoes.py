@@ -8,7 +8,8 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
-from ibex_worker.pii.business import ORDERS_BESIDE_NUMBER_WORD, ORDERS_RIGHT_BEFORE, RECORDS, RECORDS_RIGHT_BEFORE
+from ibex_worker.pii.business import (ORDERS_BESIDE_NUMBER_WORD, ORDERS_RIGHT_BEFORE, RECORDS, RECORDS_RIGHT_BEFORE,
+                                      record_compound)
 from ibex_worker.pii import tables
 from ibex_worker.pii.context import Cues, words_before
 from ibex_worker.pii.phone_words import PHONE_CUES
@@ -20,13 +21,13 @@ _VAT_PREFIX = re.compile(r"\b(?:vat|tva|iva|ust|ust-idnr|ust-id|btw|moms|mwst|p\
                          r"\b(?P<country>[a-z]{2})\s*$", re.IGNORECASE)
 
 # Words a record's number is called by ("model number", "hold no.", "meter ID").
-NUMBER_WORDS = frozenset({"#", "no", "nr", "num", "number", "id", "ref", "nº", "№"})
+NUMBER_WORDS = frozenset({"#", "no", "nr", "num", "number", "id", "ref", "nº", "n°", "№"})
 # Things numbered that are not business records elsewhere: only right before a number word
 # do they name the number ("the library hold number", "the gas meter number").
 _NUMBERED_THINGS = frozenset({"hold", "meter", "locker", "pallet", "cheque", "check", "docket", "waybill",
                               "manifest", "chassis", "engine", "bay",
                               "platform", "gate", "unit", "warranty", "appliance", "product", "catalogue",
-                              "catalog", "stock", "article", "artikel", "reading"})
+                              "catalog", "stock", "article", "artikel", "reading", "consumer"})
 # Words that name a dotted number a version ("firmware 3.14.159.26", "Reader 24.001.20643").
 VERSIONED = Cues.of(["version", "ver", "firmware", "fw", "build", "release", "bios", "driver", "drivers", "kernel"])
 # "my #", "her no.": after a possessive, only these say a phone's number follows ("my ID", "our ref" do not).
@@ -144,15 +145,20 @@ _IS_NUMBER_OF = re.compile(r"\s*(?:est|es|é|è|jest|to)\s+(?:\w+\s+)?(?:num[ée
 # Turkish names the kind after the number, before its word for number ("… takip numarasıyla").
 _TURKISH_NUMBER_OF = re.compile(r"\s+(?P<kind>[^\W\d_]+)\s+numara(?:sı|si|sıyla|siyla|sını|sini|lı|li)\b",
                                 re.IGNORECASE)
+# "… 4402 1187 3390 numaralı siparişiniz": Turkish calls a record "numbered" before naming it.
+_TURKISH_NUMBERED = re.compile(r"\s+numaral[ıi]\s+(?:sipari[şs]|g[öo]nderi|kargo|fatura|ba[şs]vuru|dosya|poli[çc]e|"
+                               r"s[öo]zle[şs]me|abone|talep|[şs]ikayet|bilet|rezervasyon)", re.IGNORECASE)
 # Japanese and Chinese: the kind glued before 番号 ("number") or ID ("会員番号", "会議ID").
 _CJK_NUMBER_OF = re.compile(r"(?P<kind>[\u3040-\u306d\u306f-\u30ff\u4e00-\u9fff]{1,4})(?:番号|ＩＤ|[Ii][Dd])\s*"
                             r"(?:は|：|:|为|是)?\s*$")
 # Kinds of records in Japanese and Chinese (member, tracking, order, reception, slip, booking,
 # management, meeting, contract, policy, serial), glued to 番号 or ID: "予約者の番号" (the
 # booker's number) and "お客様の新しい番号" (the customer's new number) are people's.
-_CJK_RECORD_KINDS = re.compile(r"(?:会員|追跡|注文|受付|伝票|予約|管理|整理|問い合わせ|会議|契約|保険|証券|製造|"
+_CJK_RECORD_KINDS = re.compile(r"(?:会員|お客様|追跡|注文|受付|伝票|予約|管理|整理|問い合わせ|会議|契約|保険|証券|製造|"
                                r"シリアル|郵便|订单|运单|会员|合同|保单|会议|邮政)$")
 
+# Korean kinds glued before 번호 ("number"): contract, customer, member, order, reception, booking, waybill, serial.
+_KOREAN_RECORD_KINDS = frozenset({"계약", "고객", "회원", "주문", "접수", "예약", "운송장", "송장", "일련", "쿠폰", "가입자"})
 # Phone words inside a Japanese or Chinese kind ("お客様の携帯番号": the customer's mobile).
 _CJK_PHONE_KINDS = re.compile(r"電話|携帯|連絡|ファックス|FAX|ＦＡＸ|电话|手机|联系")
 # A customer's or subscriber's number: a record word only after a number word ("Cliente:" alone
@@ -169,9 +175,9 @@ def named_kind(text: str, start: int, value: str) -> bool:
     cjk = _CJK_NUMBER_OF.search(window)
     turkish = _TURKISH_NUMBER_OF.match(text, start + len(value))
     kind = turkish.group("kind").lower() if turkish else ""
-    return any(_record_kind(m) for m in latin) or bool(turkish and (
-        RECORDS.found_in([kind]) or kind in ORDERS_BESIDE_NUMBER_WORD)) or bool(
-        cjk and _CJK_RECORD_KINDS.search(cjk.group("kind")) and not _CJK_PHONE_KINDS.search(cjk.group("kind")))
+    return any(_record_kind(m) for m in latin) or _TURKISH_NUMBERED.match(text, start + len(value)) is not None \
+        or bool(turkish and (RECORDS.found_in([kind]) or kind in ORDERS_BESIDE_NUMBER_WORD)) \
+        or bool(cjk and _CJK_RECORD_KINDS.search(cjk.group("kind")) and not _CJK_PHONE_KINDS.search(cjk.group("kind")))
 
 
 def _record_kind(match: re.Match[str]) -> bool:
@@ -190,8 +196,9 @@ _NUMBERED_KINDS = frozenset({"umowy", "polisy"})
 # A video meeting's word right before the number: its id ("Zoom 891 2345 6780", "Webex meeting
 # 2634 118 9920", "Teams 344 118 229 802 1", "腾讯会议号 138 0013 8000"); a dial-in number is
 # written with a phone word or a "+".
-_MEETING_BEFORE = re.compile(r"(?:(?<![\w])(?:zoom|webex|teams)(?:\s+meeting)?(?:\s+id)?|腾讯会议号?|会议号)\s*[:#：]?\s*$",
-                             re.IGNORECASE)
+_MEETING_BEFORE = re.compile(r"(?:(?<![\w])(?:zoom|webex|teams)(?:[\s-]+(?:meeting|besprechungs?|réunion|reunión|riunione|"
+                             r"reunião|toplantı))?(?:[\s-]+id)?(?:\s+is)?|(?<![\w])(?:besprechungs|konferenz|toplantı|"
+                             r"réunion|reunión|reunião|riunione)[\s-]*id|腾讯会议号?|会议号)\s*[:#：]?\s*$", re.IGNORECASE)
 
 
 def meeting_id(text: str, start: int) -> bool:
@@ -253,7 +260,8 @@ def record_right_before(before: list[str], number_words: frozenset[str]) -> bool
     number word, or a shipment's word beside a number word, with no phone word earlier in the
     clause.
     ``number_words``: the words that say "number" in the languages the finder reads."""
-    numbered_by = number_words | {"رقم", "संख्या", "नंबर", "नम्बर"}
+    numbered_by = number_words | {"رقم", "संख्या", "नंबर", "नम्बर", "आईडी"}
+    before = _after_last_number(before)
     if any(word in PHONE_CUES.words and word not in numbered_by and word not in _NAMING_NOTHING for word in before):
         return False  # "Handynummer für die Lieferung 0176 ...", "Tél. livraison 06 12 ..."
     words = list(before)
@@ -268,6 +276,15 @@ def record_right_before(before: list[str], number_words: frozenset[str]) -> bool
         return True
     return words[-1] in ORDERS_BESIDE_NUMBER_WORD and (
         numbered or len(words) >= 2 and words[-2] in numbered_by)
+
+
+def _after_last_number(words: list[str]) -> list[str]:
+    """The words after the last one holding a digit: a phone word before another number
+    ("телефон +7 916 555-01-47, номер договора 0471-223-8812") announced that number."""
+    for i in range(len(words) - 1, -1, -1):
+        if any(ch.isdigit() for ch in words[i]):
+            return words[i + 1:]
+    return words
 
 
 # Words that join the numbers of a list ("claims 512-90-3378 and 512-90-3401", "pedidos ... y ...").
@@ -315,3 +332,36 @@ def record_column(text: str, start: int) -> bool:
     parts = [part for part in re.split(r"[_\s\-./]+", name) if part]
     return RECORDS.found_in(parts) or any(part in RECORDS_RIGHT_BEFORE.words or part in ORDERS_BESIDE_NUMBER_WORD
                                           or part in _CUSTOMERS for part in parts)
+
+
+# A turn that asks for a record's number, then, after a speaker's label, at most a few words
+# before the answer: "the order number? Customer: 4417 2291 08", "enter your account number.",
+# "Wie lautet Ihre Vorgangsnummer? Kunde: …", "votre numéro de contrat ? Client : …",
+# "nomor tiketnya? Pelanggan: …", "ご契約番号をお願いします。お客様：…", "계약번호 말씀해 주세요. 고객: …".
+_ASKED = re.compile(
+    r"(?:\b(?P<kind>[^\W\d_]+)\s+(?:number|no\.?|#|id)"
+    r"|\b(?:num[ée]ro|n[úu]mero|numer|nomor|номер)\s+(?:(?:de|di|do|da|del|della|dello|du|des)\s+|d['’]\s*)?"
+    r"(?P<of>[^\W\d_]+)"
+    r"|(?<![^\W\d_])(?P<glued>[^\W\d_]+?(?:nummer|nr|番号|번호|号)))"
+    r"(?:[,\s]*(?:please|bitte|por\s+favor|per\s+favore|proszę|をお願いします|をお願いいたします|말씀해\s*주세요))?"
+    r"\s*[?.？。]\s*(?:\[[\d:.]+\]\s*)?(?:[^\W\d_]+\s*[:：]\s*)"
+    r"(?P<answer>(?:[^\W\d_’']+[’']?[^\W\d_]*[ ,]+){0,3})$", re.IGNORECASE)
+
+
+def asked_record(text: str, start: int) -> bool:
+    """The number answers a question for a record's number in the turn before it, and no phone
+    word is among the answer's words before it (a record's kind asked for, not a phone's)."""
+    asked = _ASKED.search(text, max(0, start - 120), start)
+    if asked is None or PHONE_CUES.found_in(words_before(asked.group("answer"), len(asked.group("answer")), 3)):
+        return False
+    if asked.group("kind"):
+        kind = asked.group("kind").lower()
+        return RECORDS.found_in([kind]) and kind not in PHONE_CUES.words
+    if asked.group("of"):
+        kind = re.sub(r"nya$", "", asked.group("of").lower())  # Indonesian "nomor tiketnya": its ticket's number
+        return (RECORDS.found_in([kind]) or kind in ORDERS_BESIDE_NUMBER_WORD or kind in RECORDS_RIGHT_BEFORE.words
+                or kind in _NUMBERED_KINDS) and kind not in PHONE_CUES.words
+    glued = asked.group("glued").lower()
+    stem = re.sub(r"(?:nummer|nr|番号|번호|号)$", "", glued)
+    return record_compound(glued) or bool(_CJK_RECORD_KINDS.search(stem)) and not _CJK_PHONE_KINDS.search(stem) \
+        or stem in _KOREAN_RECORD_KINDS

@@ -25,7 +25,7 @@ _MAX_QUADS = 12
 
 def read_as_version(text: str, start: int, end: int) -> bool:
     """The quad at ``start:end`` is a version (or a section) by how the text uses it."""
-    if len(_quads(text)) > _MAX_QUADS:
+    if len(quads(text)) > _MAX_QUADS:
         return False
     if _named_by_key(text, start) or _USER_AGENT.search(text, max(0, start - 80), start) \
             or _column_named_version(text, start):
@@ -35,11 +35,11 @@ def read_as_version(text: str, start: int, end: int) -> bool:
     if _SECTION_SIGN.search(text, max(0, start - 3), start) or _version_pair(text, start, end):
         return True
     return _is_global(text[start:end]) and (_version_by_use(text, start, end) or _version_step(text, start, end)
-                                            or _file_or_package(text, start, end))
+                                            or _file_or_package(text, start, end) or _in_release_text(text, start, end))
 
 
 @lru_cache(maxsize=32)
-def _quads(text: str) -> tuple[tuple[int, int, str], ...]:
+def quads(text: str) -> tuple[tuple[int, int, str], ...]:
     return tuple((m.start(), m.end(), m.group(0)) for m in DOTTED.finditer(text) if m.group(0).count(".") == 3)
 
 
@@ -87,7 +87,7 @@ def _version_pair(text: str, start: int, end: int) -> bool:
     of them is named a version by the word right before it, or when an update's key stands
     right before each of them in a text about upgrades with no private address among them."""
     parts = text[start:end].split(".")
-    pair = [(s, e) for s, e, value in _quads(text) if value.split(".")[:2] == parts[:2]]
+    pair = [(s, e) for s, e, value in quads(text) if value.split(".")[:2] == parts[:2]]
     if len(pair) < 2 or any(_host_named(text, s, e) for s, e in pair):
         return False
     named = [words_before(text, s, 5) for s, _ in pair]
@@ -226,7 +226,7 @@ def _version_step(text: str, start: int, end: int) -> bool:
     if step is not None and step.group("next").split(".")[0] == major and _is_global(step.group("next")):
         first = start
     else:
-        prior = [(s, e) for s, e, _ in _quads(text) if start - 16 <= e < start]
+        prior = [(s, e) for s, e, _ in quads(text) if start - 16 <= e < start]
         if not (prior and _STEP_BEFORE.search(text[prior[-1][1]:start])
                 and text[prior[-1][0]:prior[-1][1]].split(".")[0] == major
                 and _is_global(text[prior[-1][0]:prior[-1][1]])):
@@ -257,3 +257,41 @@ def _file_or_package(text: str, start: int, end: int) -> bool:
     glued = _GLUED_NAME.search(text, max(0, start - 40), start)
     return glued is not None and not IP_CUES.found_in(_words(glued.group("name"))[-1:]) \
         or _PACKAGE_AFTER.match(text, end) is not None
+
+
+# Words of a text about versions and releases, in the languages the finders read.
+_RELEASE_TEXT = re.compile(_UPDATE_WORDS.pattern + r"|build|schema|hotfix|changelog|versi[oóã]|wersj|verzi|sürüm|"
+                           r"верси|버전|バージョン|固件|펌웨어", re.IGNORECASE)
+# Words that put a host at a quad right before it ("is on 23.94.12.7", "logs in from", "z 10.4.4.30").
+_PLACING = frozenset({"on", "at", "from", "to", "via", "is", "was", "de", "desde", "von", "z", "na", "vers", "sur"})
+
+
+def _in_release_text(text: str, start: int, end: int) -> bool:
+    """"Firmware drift: 14 access switches report 9.3.10.2, baseline expects 9.3.12.1": in a text
+    about versions or releases that names no host, network, traffic, user or device anywhere (no
+    such word, no "@", no IPv6 address, no private address), a quad with a major number up to 30,
+    another dotted number of three parts or more with the same major number, no port or prefix
+    after it and no placing word right before it is a version (a lone quad may be a person's
+    address: "Maria (23.94.12.7) says the upgrade broke her app"). The caller checks that the quad
+    is a public address's shape."""
+    if not low_major(text[start:end]) or re.match(r"[:/]\d", text[end:end + 2]) or "@" in text \
+            or not _RELEASE_TEXT.search(text) or _PLACING.intersection(words_before(text, start, 1)):
+        return False
+    major = text[start:end].split(".")[0] + "."
+    if not any(m.start() != start and m.group(0).startswith(major) and m.group(0).count(".") >= 2
+               for m in DOTTED.finditer(text)):
+        return False
+    words = _words(text)
+    return not (IP_CUES.found_in([word for word in words if word not in ("from", "to")])
+                or NETWORK_WORDS.found_in(words) or _FLOW.found_in(words) or ipv6_in(text)
+                or any(_private(value) for _, _, value in quads(text)))
+
+
+_IPV6_SHAPE = re.compile(r"(?<![\w:])[0-9a-f]{0,4}(?::[0-9a-f]{0,4}){2,7}(?![\w:])", re.IGNORECASE)
+
+
+def ipv6_in(text: str) -> bool:
+    """An IPv6 address elsewhere in the text: "why is 2606:4700:4700::1111 slower than 1.1.1.1"
+    speaks of addresses, whatever the quad's shape."""
+    return any(_address(match.group(0)) is not None and len(re.findall(r"[0-9a-f]+", match.group(0), re.IGNORECASE)) >= 2
+               for match in _IPV6_SHAPE.finditer(text))

@@ -1,0 +1,66 @@
+"""The redactor with the real spaCy model on versions written like hosts' addresses and
+records' numbers given as answers or after a record's word of another language, beside the
+values that stay personal: a host a version's number resembles, a phone after a record's
+number, a lone address in a text about releases."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.unit.conftest import redacted as _content
+
+
+@pytest.mark.parametrize("text, kept", [
+    # versions of one product in a text about releases that names no host
+    ("Firmware drift: 9 edge switches run 6.4.11.3 while the baseline expects 6.4.12.0.", "6.4.11.3"),
+    ("Upgrade path for the appliance: 3.9.x, then 3.10.2.7, then 3.11.0.1.", "3.10.2.7"),
+    # a version's word a few words before, nothing placing it on a host between
+    ("the firmware still stays 5.3.0.22 after the rollout", "5.3.0.22"),
+    ("la versión del panel sigue siendo 4.2.0.19 hasta el viernes", "4.2.0.19"),
+    # records named in other languages, even after a phone number in the same sentence
+    ("Пользователь Олег, телефон +7 903 555-12-40, номер договора 0473-228-9910.", "0473-228-9910"),
+    ("Klient Jan, tel. +48 600 100 200, nr klienta 0471 998 210.", "0471 998 210"),
+    ("Nomor seri 5512-7730-1186-04, garansi dua tahun.", "5512-7730-1186-04"),
+    ("用户资料：会员号 0471 5520 8813，积分 1200。", "0471 5520 8813"),
+    ("회원번호 0471-5520-8813 으로 적립되었습니다.", "0471-5520-8813"),
+    ("رقم العميل 0471 552 8813 مسجل لدينا.", "0471 552 8813"),
+    ("Sayın müşterimiz, 4410 2291 7730 numaralı siparişiniz yola çıktı.", "4410 2291 7730"),
+    ("Teams-Besprechungs-ID 318 552 440 917, Kenncode 7hQ2x.", "318 552 440 917"),
+    ("Dial in from the office, the Zoom is 851 2290 4471 as usual.", "851 2290 4471"),
+    ("Electricity supply: MPAN 13 1600 0002 558, reading 51230.", "13 1600 0002 558"),
+    # a record's number asked for in the turn before, in several languages
+    ("Agent: Wie lautet Ihre Vorgangsnummer?\nKunde: 4471 0029 1183.", "4471 0029 1183"),
+    ("Conseiller : votre numéro de contrat ?\nClient : 00 44 72 19 08.", "00 44 72 19 08"),
+    ("CS: boleh nomor tiketnya?\nPelanggan: 2024 0871 559.", "2024 0871 559"),
+    ("オペレーター：ご契約番号をお願いします。\nお客様：0044-7781-5530です。", "0044-7781-5530"),
+])
+def test_versions_and_records_stay_readable(redactor, text, kept):
+    assert kept in _content(redactor, text)
+
+
+@pytest.mark.parametrize("text, value", [
+    # a host whose address a version shares its first parts with
+    ("the LB is 10.12.0.5, the 10.12.0 in the dashboard is the chart version", "10.12.0.5"),
+    ("so 10.3.2.1 is the gateway, and 10.3.2 is the firmware", "10.3.2.1"),
+    ("moved grafana from 10.4.4.30 to 10.4.4.31, version 10.4.2 unchanged", "10.4.4.30"),
+    ('revert: "move redis to 10.40.7.31" after the 7.2.4 upgrade', "10.40.7.31"),
+    # a lone public address in a text about releases is a person's as often
+    ("Maria (23.94.12.7) says the upgrade broke her app", "23.94.12.7"),
+    ("Firmware update failed for Maria 23.94.12.7", "23.94.12.7"),
+    ("the firmware of the kiosk is 23.94.12.7", "23.94.12.7"),
+    # a phone after a record's number, glued to its word in Chinese
+    ("本月合同号 021-6258-7731 与客服电话 021-6258-7730 只差一位。", "021-6258-7730"),
+    # a phone asked for in the turn before
+    ("Agent: your callback number?\nCustomer: 0151 1187 3390.", "0151 1187 3390"),
+    ("Agent: Und Ihre Rückrufnummer?\nKunde: 030 12345678.", "030 12345678"),
+])
+def test_hosts_and_phones_beside_versions_and_records_stay_hidden(redactor, text, value):
+    assert value not in _content(redactor, text)
+
+
+@pytest.mark.parametrize("text, word", [
+    ("Agent: that's reference two-zero-two-four, zero-eight-seven-one.", "two-zero-two-four"),
+    ("Bill to: Accounts Payable, Northwind Ltd", "Bill"),
+])
+def test_digits_read_out_and_invoice_headings_are_no_names(redactor, text, word):
+    assert word in _content(redactor, text)

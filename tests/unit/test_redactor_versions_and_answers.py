@@ -33,6 +33,13 @@ from tests.unit.conftest import redacted as _content
     ("Conseiller : votre numéro de contrat ?\nClient : 00 44 72 19 08.", "00 44 72 19 08"),
     ("CS: boleh nomor tiketnya?\nPelanggan: 2024 0871 559.", "2024 0871 559"),
     ("オペレーター：ご契約番号をお願いします。\nお客様：0044-7781-5530です。", "0044-7781-5530"),
+    # a product's version in a user agent or glued after its name by a slash, a library's key
+    ('GET /health 200 src=203.0.113.9 ua="FieldApp/4.21.0.33 (Android 14)"', "4.21.0.33"),
+    ("ERROR handshake peer=2001:db8:1::23 openssl=3.0.13 lib=2.1.0.23", "2.1.0.23"),
+    # records of more languages
+    ("Ordine consegnato; numero di tracciamento 0087 4471 9920.", "0087 4471 9920"),
+    ("تم شحن الطلب ورقم التتبع 6802447112", "6802447112"),
+    ("電気メーター番号は 4471-2209-31 です。", "4471-2209-31"),
 ])
 def test_versions_and_records_stay_readable(redactor, text, kept):
     assert kept in _content(redactor, text)
@@ -53,9 +60,36 @@ def test_versions_and_records_stay_readable(redactor, text, kept):
     # a phone asked for in the turn before
     ("Agent: your callback number?\nCustomer: 0151 1187 3390.", "0151 1187 3390"),
     ("Agent: Und Ihre Rückrufnummer?\nKunde: 030 12345678.", "030 12345678"),
+    # a host's address after a product's name and a slash in a path, or before a port
+    ("proxied to upstream/81.2.69.160 now", "81.2.69.160"),
+    ("see http://example.com/81.2.69.160/status", "81.2.69.160"),
+    ("the agent reports FieldApp/81.2.69.160:8443 as its peer", "81.2.69.160"),
+    # national ids after their Russian words
+    ("Дело № 118/24, паспорт 4509 123456, ИНН 771234567890.", "771234567890"),
 ])
 def test_hosts_and_phones_beside_versions_and_records_stay_hidden(redactor, text, value):
     assert value not in _content(redactor, text)
+
+
+@pytest.mark.parametrize("text, name", [
+    ("La abuela Rosario cumple 90 años el sábado.", "Rosario"),
+    ("Kuzen Umut'un yeni adresi henüz gelmedi.", "Umut"),
+    ("Kakak ipar pengguna, Intan, datang besok.", "Intan"),
+    ("Victoria is the user's physiotherapist; sessions are on Tuesdays.", "Victoria"),
+    ("Gloria from church is organising the meals.", "Gloria"),
+    ("The dinner is at eight. Pilar from the user's Spanish class is coming.", "Pilar"),
+])
+def test_people_after_family_words_or_opening_a_sentence_about_them_are_hidden(redactor, text, name):
+    assert name not in _content(redactor, text)
+
+
+@pytest.mark.parametrize("text, kept", [
+    ("La hermana del usuario vive en Sevilla.", "usuario"),
+    ("Paris is my favourite city to visit in spring.", "Paris"),
+    ("Victoria station is closed on Sunday.", "Victoria"),
+])
+def test_words_after_family_words_and_places_opening_a_sentence_stay_readable(redactor, text, kept):
+    assert kept in _content(redactor, text)
 
 
 @pytest.mark.parametrize("text, word", [

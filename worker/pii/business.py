@@ -44,7 +44,7 @@ _WORDS = [
     "polizza", "sinistre", "siniestro", "sinistro", "protocolo", "meterstand", "licznika", "mätarställning",
     "contatore", "leitura", "spedizione", "przesyłki", "przesylki", "commessa", "encomenda", "call-id",
     # meter points of electricity and gas supplies (UK, Ireland, Australia, France)
-    "mpan", "mprn", "nmi", "pdl",
+    "mpan", "mprn", "nmi", "pdl", "tracciamento", "folio", "frequent flyer", "vận đơn", "mã vận đơn",
     # parcel carriers: the number after one is its tracking number
     "fedex", "ups", "usps", "dhl", "dpd", "gls", "seur", "tnt", "postnl", "colissimo", "chronopost", "correos",
     "aramex", "purolator", "inpost", "bpost", "evri", "parcelforce", "royal mail", "yamato", "sagawa",
@@ -91,7 +91,7 @@ ORDERS_BESIDE_NUMBER_WORD = ORDERS_RIGHT_BEFORE | frozenset({
     "tilauksen", "lähetys", "colet", "παραγγελίας", "pengiriman", "levering", "livraison", "envoi", "envio",
     "lieferung", "荷物", "お荷物", "الشكوى", "البوليصة", "المرجع", "التذكرة", "المطالبة", "الوثيقة", "الاشتراك",
     "पॉलिसी", "ट्रैकिंग", "पार्सल", "शिकायत", "seri", "tiket", "abone", "العميل", "الحساب", "الحجز", "التسلسلي",
-    "الملف", "klienta", "umowy", "zamówienia", "avoir", "संदर्भ", "बिल",
+    "الملف", "klienta", "umowy", "zamówienia", "avoir", "संदर्भ", "बिल", "شحنتك",
 })
 
 # Video meetings' ids ("meeting ID 891 2345 6780"); a dial-in number is written with a phone

@@ -49,6 +49,7 @@ ID_KEYWORDS: dict[str, str] = {
         "svnr", "steueridentifikationsnummer", "national id number", "tax identification number",
         "rijksregisternummer", "rijksregister", "registre national", "insz", "versichertennummer",
         "krankenversichertennummer", "kvnr", "kitambulisho", "namba ya kitambulisho",
+        "паспорт", "паспорта", "загранпаспорт", "инн", "снилс", "паспорт рф", "ідентифікаційний код", "рнокпп",
     ], "NATIONAL_ID"),
 }
 _CONNECTORS = frozenset({"number", "numbers", "no", "nr", "num", "n°", "nº", "#", "is", "es", "è", "é", "ist",

@@ -20,6 +20,7 @@ from ibex_worker.pii.lexicon import capitalised_share, gazetteer, is_common, pla
 from ibex_worker.pii.name_words import (ANNOUNCING, GROUP_MENTIONS, NOT_A_NAME_OBJECT, NOT_NAME_CONTEXT, ORG_WORDS,
                                    PARTICLES, RELATIONS, TITLES, WEAK_CUES)
 from ibex_worker.pii.numbers import LIKELY, Hit
+from ibex_worker.pii.relations import opening_people, relatives
 
 NAME_WORD = r"[^\W\d_][^\W\d_'’\-]*(?:['’\-][^\W\d_]+)*"
 CUE_WORDS = {c for c in (*ANNOUNCING, *TITLES, *RELATIONS, *WEAK_CUES)}
@@ -48,7 +49,7 @@ def cued_names(text: str) -> list[Hit]:
         if span is not None:
             hits.append(Hit("PERSON", *_absorb_common_names(text, *span), LIKELY))
     return (hits + _named_by_verb(text) + _addressed(text) + _mentioned(text) + _speakers(text) + _addressee(text)
-            + _pair(text))
+            + _pair(text) + relatives(text) + opening_people(text))
 
 
 # "grace and hope r coming too", "Park and Cook are both on leave": two known given names joined

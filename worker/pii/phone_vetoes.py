@@ -154,7 +154,7 @@ _CJK_NUMBER_OF = re.compile(r"(?P<kind>[\u3040-\u306d\u306f-\u30ff\u4e00-\u9fff]
 # Kinds of records in Japanese and Chinese (member, tracking, order, reception, slip, booking,
 # management, meeting, contract, policy, serial), glued to 番号 or ID: "予約者の番号" (the
 # booker's number) and "お客様の新しい番号" (the customer's new number) are people's.
-_CJK_RECORD_KINDS = re.compile(r"(?:会員|お客様|追跡|注文|受付|伝票|予約|管理|整理|問い合わせ|会議|契約|保険|証券|製造|"
+_CJK_RECORD_KINDS = re.compile(r"(?:会員|お客様|追跡|注文|受付|伝票|予約|管理|整理|問い合わせ|会議|契約|保険|証券|製造|案件|メーター|"
                                r"シリアル|郵便|订单|运单|会员|合同|保单|会议|邮政)$")
 
 # Korean kinds glued before 번호 ("number"): contract, customer, member, order, reception, booking, waybill, serial.
@@ -260,7 +260,7 @@ def record_right_before(before: list[str], number_words: frozenset[str]) -> bool
     number word, or a shipment's word beside a number word, with no phone word earlier in the
     clause.
     ``number_words``: the words that say "number" in the languages the finder reads."""
-    numbered_by = number_words | {"رقم", "संख्या", "नंबर", "नम्बर", "आईडी"}
+    numbered_by = number_words | {"رقم", "ورقم", "संख्या", "नंबर", "नम्बर", "आईडी"}
     before = _after_last_number(before)
     if any(word in PHONE_CUES.words and word not in numbered_by and word not in _NAMING_NOTHING for word in before):
         return False  # "Handynummer für die Lieferung 0176 ...", "Tél. livraison 06 12 ..."

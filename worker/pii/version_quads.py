@@ -180,7 +180,7 @@ def _address(value: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None
 
 # A user agent's header or key shortly before the quad, no other key or address between: its
 # numbers are a product's versions ("User-Agent: Yealink SIP-T54W 96.86.0.70").
-_USER_AGENT = re.compile(r"user[-_ ]?agent\s*[=:][^=:@<>]{0,60}$", re.IGNORECASE)
+_USER_AGENT = re.compile(r"(?:user[-_ ]?agent|(?<![\w])ua)\s*[=:][^=:@<>]{0,60}$", re.IGNORECASE)
 
 
 # A table's header cell that names a version column ("fw", "firmware", "old_fw", "bios",
@@ -245,18 +245,23 @@ _FLOW = Cues.of(["traffic", "packet", "packets", "flow", "flows", "dropped", "dr
 
 
 # A file's or a package's name glued before the quad by a hyphen ("FleetAgent-7.2.0.14-x64.msi",
-# "ojdbc8-19.3.0.0.jar", "app-8.4.255.12.zip"), or a package's revision after it ("7.2.0.14-1ubuntu2").
-_GLUED_NAME = re.compile(r"(?P<name>[^\W\d_][\w]*)-$")
+# "ojdbc8-19.3.0.0.jar", "app-8.4.255.12.zip"), a product's by a slash as user agents write it
+# ("MyApp/4.21.0.33", not inside a path or a URL), or a package's revision after it ("7.2.0.14-1ubuntu2").
+_GLUED_NAME = re.compile(r"(?P<name>[^\W\d_][\w]*)-$|(?<![\w./:])(?P<product>[^\W\d_][\w.]*)/$")
+# An application's or a library's key right before the quad ("app=3.2.0.19", "lib=2.1.0.23").
+_APP_KEY = re.compile(r"(?<![\w.\-])(?:app|lib|sdk)\s*[=:]\s*$", re.IGNORECASE)
 _PACKAGE_AFTER = re.compile(r"(?:-[\w.]+)?\.(?:msi|exe|zip|jar|deb|rpm|tar|tgz|gz|pkg|dmg|apk|whl|nupkg)\b"
                             r"|-\d+(?:ubuntu|deb|el|fc)\d", re.IGNORECASE)
 
 
 def _file_or_package(text: str, start: int, end: int) -> bool:
-    """A name glued before the quad that is no word of hosts ("ip-81.2.69.160" is a host), or a
-    package's file or revision after it."""
+    """A name glued before the quad that is no word of hosts ("ip-81.2.69.160", "upstream/81.2.69.160"
+    are hosts) and no port or prefix after it, a package's file or revision after it, or an
+    application's key before it (the caller checks that the quad is a public address's shape)."""
     glued = _GLUED_NAME.search(text, max(0, start - 40), start)
-    return glued is not None and not IP_CUES.found_in(_words(glued.group("name"))[-1:]) \
-        or _PACKAGE_AFTER.match(text, end) is not None
+    return glued is not None and not IP_CUES.found_in(_words(glued.group("name") or glued.group("product"))[-1:]) \
+        and re.match(r"[:/]\d", text[end:end + 2]) is None \
+        or _PACKAGE_AFTER.match(text, end) is not None or _APP_KEY.search(text, max(0, start - 8), start) is not None
 
 
 # Words of a text about versions and releases, in the languages the finders read.

@@ -1,0 +1,94 @@
+"""Names after a family or household word of another language (``la abuela Rosario``, ``o
+cunhado Zé Carlos``, ``Kuzen Umut'un``, ``Kakak ipar pengguna, Intan``), and a given name opening
+a sentence about what only a person is or does (``Victoria is the user's physiotherapist``).
+
+In text of another language the analysed view capitalises nearly every word (the lexicon is
+English), so what follows such a word is a name only when it is a given name the gazetteer
+knows, and a second word joins it only when the gazetteer knows it too ("la hermana del
+usuario" names nobody). English roles and relations are ``name_words.RELATIONS``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from spacy.lang.en.stop_words import STOP_WORDS
+
+from ibex_worker.pii.lexicon import gazetteer, is_common
+from ibex_worker.pii.name_words import RELATIONS
+from ibex_worker.pii.numbers import LIKELY, Hit
+
+# Spanish, Portuguese, Italian, French, German, Dutch, Polish, Turkish, Indonesian, Swahili,
+# Tagalog and Vietnamese words for family members, neighbours and people who look after a
+# household; none is also a common word of another of these languages.
+_WORDS = (
+    "abuela", "abuelo", "tía", "tío", "prima", "primo", "hermana", "hermano", "cuñada", "cuñado", "suegra",
+    "suegro", "sobrina", "sobrino", "vecina", "vecino", "madrina", "padrino", "niñera", "nuera", "yerno",
+    "avó", "avô", "tia", "tio", "irmã", "irmão", "cunhada", "cunhado", "sogra", "sogro", "sobrinha", "sobrinho",
+    "vizinha", "vizinho", "madrinha", "padrinho", "babá", "nonna", "nonno", "zia", "zio", "cugina", "cugino",
+    "cognata", "cognato", "suocera", "suocero", "tata", "mamie", "papi", "tante", "oncle", "cousine",
+    "belle-mère", "beau-père", "voisine", "voisin", "marraine", "parrain", "nounou", "institutrice", "oma",
+    "opa", "onkel", "schwester", "bruder", "schwiegermutter", "schwiegervater", "nachbarin", "nachbar",
+    "tagesmutter", "patentante", "kollegin", "kollege", "oom", "buurvrouw", "buurman", "schoonmoeder",
+    "schoonvader", "zus", "broer", "babcia", "dziadek", "ciocia", "wujek", "kuzynka", "kuzyn", "siostra",
+    "sąsiadka", "sąsiad", "teściowa", "teść", "anneanne", "babaanne", "teyze", "amca", "dayı", "kuzen",
+    "abla", "kayınvalide", "kayınpeder", "komşu", "yenge", "enişte", "kakak", "adik", "sepupu", "mertua",
+    "shangazi", "mjomba", "binamu", "tita", "tito", "lola", "lolo", "pinsan", "kuya", "thầy", "bác",
+)
+_NAME = r"([^\W\d_][^\W\d_\-]*)"  # a case's ending after an apostrophe is no part of it ("Umut'un")
+# The family word, then words of the same phrase that are no name ("ipar pengguna", "del usuario"
+# are skipped only up to a comma: "Kakak ipar pengguna, Intan"), then the name.
+_RELATIVE = re.compile(r"(?<![\w\-])(?:" + "|".join(sorted(map(re.escape, _WORDS), key=len, reverse=True))
+                       + r")(?:(?:\s+[^\W\d_]+){0,3}\s*,)?\s+" + _NAME + r"(?:\s+" + _NAME + r")?", re.IGNORECASE)
+
+
+def relatives(text: str) -> list[Hit]:
+    """A known given name right after a family word of another language, with a second known
+    name after it when there is one."""
+    hits = []
+    for match in _RELATIVE.finditer(text):
+        first, second = match.group(1).lower(), (match.group(2) or "").lower()
+        if not _known_given(first):
+            continue
+        end = match.end(2) if second and second in gazetteer() and not _common(second) else match.end(1)
+        hits.append(Hit("PERSON", match.start(1), end, LIKELY))
+    return hits
+
+
+def _known_given(word: str) -> bool:
+    return "g" in gazetteer().get(word, "") and word not in STOP_WORDS and word not in _LOWER_WORDS
+
+
+def _common(word: str) -> bool:
+    return word in STOP_WORDS or word in _LOWER_WORDS or is_common(word)
+
+
+_LOWER_WORDS = frozenset(_WORDS)
+
+
+# A known given name opening a sentence, then what only a person is or does: "Victoria is the
+# user's physiotherapist", "Pilar from the user's Spanish class", "Gloria from church", "Young
+# still owes the user £140", "Liberty babysat last weekend" (the name model misses names that
+# are words or places when nothing else in the sentence is a name).
+_OPENING = re.compile(
+    r"(?:^|(?<=[.!?;]\s)|(?<=\n))([A-Z][^\W\d_]+)\s+(?:"
+    r"(?:is|was)\s+(?:the\s+user['’]s|my|our|his|her|their)\s+(?:[^\W\d_]+\s+){0,2}(?P<role>[^\W\d_]+)\b"
+    r"|from\s+(?:the\s+user['’]s|my|our|his|her|their|church|work|school|class|next\s+door|upstairs|downstairs|"
+    r"the\s+gym|the\s+office)\b|(?:still\s+)?owes\b|babysat\b|babysits\b|is\s+owed\b)")
+
+
+def opening_people(text: str) -> list[Hit]:
+    """See ``_OPENING``: the word must be a given name the gazetteer knows, and after "is the
+    user's" the words must end in a role or a relation ("Paris is my favourite city" names none)."""
+    hits = []
+    for match in _OPENING.finditer(text):
+        word = match.group(1).lower()
+        role = (match.group("role") or "").lower()
+        if _known_given(word) and (not match.group("role") or role in _ROLES or role.rstrip("s") in _ROLES):
+            hits.append(Hit("PERSON", match.start(1), match.end(1), LIKELY))
+    return hits
+
+
+_ROLES = frozenset(RELATIONS) | {"physiotherapist", "physio", "sitter", "housekeeper", "childminder", "godchild",
+                                  "goddaughter", "godson", "carer", "hairdresser", "barber", "landlady", "osteopath",
+                                  "chiropractor", "psychologist", "psychiatrist", "paediatrician", "pediatrician"}

@@ -72,7 +72,7 @@ RECORDS_RIGHT_BEFORE = Cues.of([
     "τιμολογίου", "σύμβαση", "faktur", "tagihan", "kontrak", "bolla", "ddt", "bon de livraison", "bon de commande",
     "albarán", "albaran", "lieferschein", "vertrag", "delivery note", "dispatch note", "packing slip", "token",
     "terminal", "vertragskonto", "vrachtbrief", "segnacollo", "счётчик", "счетчик", "подписка", "subscription", "मीटर",
-    "उपभोक्ता", "العداد", "dosya", "dosyası", "billete", "bilhete", "biglietto", "polis",
+    "उपभोक्ता", "العداد", "dosya", "dosyası", "billete", "bilhete", "biglietto",
 ])
 # Orders' words that name the number right after them whatever follows ("заказ 916 123 45 68",
 # "주문 010-1234-5679"): no one labels a line to call with them (shipments' words do).
@@ -90,8 +90,8 @@ ORDERS_BESIDE_NUMBER_WORD = ORDERS_RIGHT_BEFORE | frozenset({
     "gönderi", "التتبع", "طلب", "الشحنة", "شحنة", "beställningen", "leverans", "försändelse", "forsendelse",
     "tilauksen", "lähetys", "colet", "παραγγελίας", "pengiriman", "levering", "livraison", "envoi", "envio",
     "lieferung", "荷物", "お荷物", "الشكوى", "البوليصة", "المرجع", "التذكرة", "المطالبة", "الوثيقة", "الاشتراك",
-    "पॉलिसी", "ट्रैकिंग", "पार्सल", "शिकायत", "seri", "tiket", "abone", "العميل", "الحساب", "الحجز", "التسلسلي",
-    "الملف", "klienta", "umowy", "zamówienia", "avoir", "संदर्भ", "बिल", "شحنتك",
+    "पॉलिसी", "ट्रैकिंग", "पार्सल", "शिकायत", "seri", "tiket", "الحساب", "الحجز", "التسلسلي",
+    "الملف", "umowy", "zamówienia", "avoir", "संदर्भ", "बिल", "شحنتك",
 })
 
 # Video meetings' ids ("meeting ID 891 2345 6780"); a dial-in number is written with a phone
@@ -102,7 +102,8 @@ _MEETINGS = ["meeting id", "meeting-id", "meeting number", "conference id", "pas
 # record is a phone ("Telefonnummer", "Handynr.", "Festnetznummer") or names a person's
 # identifier ("Steueridentifikationsnummer", "Sozialversicherungsnummer", "Personnummer").
 _COMPOUND = re.compile(r"(?P<stem>[^\W\d_][\w.\-]*?[^\W\d_][.\-]?)(?:nummer|nummern|nr|numer|number|numero)")
-_PHONE_STEMS = ("tel", "handy", "ruf", "rückruf", "ruckruf", "rueckruf", "mobil", "fax", "gsm", "notruf", "durchwahl", "kontakt", "contact", "service",
+_PHONE_STEMS = ("tel", "handy", "ruf", "rückruf", "ruckruf", "rueckruf", "mobil", "fax", "gsm", "notruf", "durchwahl",
+                "kontakt", "contact", "service", "anschluss", "zweit", "terugbel", "hem", "jobb", "arbets",
                 "hotline", "support", "phone", "fon", "cell", "festnetz", "privat", "private", "home", "notfall",
                 "emergency", "büro", "buero", "office", "zentrale", "direkt")
 _IDENTIFIER_STEMS = ("steuer", "ident", "sozial", "versicherung", "ausweis", "pass", "führer", "fuehrer", "burger",
@@ -117,8 +118,7 @@ _IDENTIFIER_STEMS = ("steuer", "ident", "sozial", "versicherung", "ausweis", "pa
 # booking and registration numbers.
 _CJK_RECORDS = ("订单", "订单号", "单号", "编号", "运单", "快递", "注文番号", "受付番号", "伝票番号", "予約番号",
                 "問い合わせ番号", "管理番号", "整理番号", "出荷番号", "請求番号", "批次", "접수번호", "주문번호", "송장번호", "예약번호", "등록번호",
-                "会员号", "户号", "序列号", "工单号", "合同号", "保单号", "회원번호", "계약번호", "고객번호", "일련번호",
-                "운송장번호", "쿠폰번호")
+                "户号", "序列号", "工单号", "合同号", "保单号", "계약번호", "일련번호", "운송장번호", "쿠폰번호")
 
 
 class _RecordCues(Cues):

@@ -15,7 +15,7 @@ NOT_AN_IP = Cues.of(["version", "ver", "v", "build", "release", "firmware", "rev
                      "artikel", "abschnitt", "absatz", "artículo", "apartado", "articolo", "sezione", "sección",
                      "seção", "madde", "البند", "بند", "第", "조", "항"])
 # A version's own words in English: a few words before the quad they still name it ("the version stays ...").
-NOT_AN_IP_VERSIONS = Cues.of(["version", "firmware", "build", "release", "fw", "bios", "driver"])
+NOT_AN_IP_VERSIONS = Cues.of(["version", "firmware", "fw", "bios"])
 # A version's word in other languages, or glued to what it versions ("Firmware-Version",
 # "服务版本"): they decide only where no word of hosts is in the clause ("Login desde la versión").
 OTHER_VERSION_WORDS = Cues.of(["versión", "versione", "versão", "versao", "versie", "wersja", "wersji", "wersję",

@@ -60,13 +60,14 @@ def _version_phrase(text: str, start: int) -> bool:
     """"the version stays 2.7.0.1", "la versión del agente sigue siendo 3.12.5.0", "Firmware
     routera: 1.12.0.4", "에이전트 버전은 3.12.5.0": a version's word two to five words before a
     public quad, and between them no word of hosts or networks, no word that places something
-    at an address and no number; no private address in the text."""
+    at an address and no number, no word of hosts or networks in the clause, no private address
+    in the text."""
     before = words_before(text, start, 6)
     for i in range(max(0, len(before) - 5), len(before) - 1):
         if NOT_AN_IP_VERSIONS.found_in([before[i]]) or OTHER_VERSION_WORDS.found_in([before[i]]) or any(
                 before[i].rstrip("은는이가：:").endswith(suffix) for suffix in VERSION_SUFFIXES):
-            between = before[i + 1:]
-            return not (IP_CUES.found_in(between) or NETWORK_WORDS.found_in(between)
+            between, clause = before[i + 1:], words_before(text, start, 12, reach=120)
+            return not (IP_CUES.found_in(clause) or NETWORK_WORDS.found_in(clause)
                         or _NOT_PLACING.intersection(between) or any(ch.isdigit() for w in between for ch in w)
                         or any(_private(value) for _, _, value in version_quads.quads(text)))
     return False

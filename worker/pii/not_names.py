@@ -19,7 +19,7 @@ seg ter qua qui sex ma wo vr za zo lu
 _RANGE = re.compile(r"\s*[-–—]\s*|\s+(?:to|bis|à|a|al|tot)\s+")
 _DIGIT = r"(?:zero|oh|one|two|three|four|five|six|seven|eight|nine|double|triple)"
 _SPELLED_DIGITS = re.compile(rf"{_DIGIT}(?:[-\s]+{_DIGIT})+", re.IGNORECASE)
-_HEADING = re.compile(r"(?:bill|ship|sold|invoice|deliver)(?:\s+to)?", re.IGNORECASE)
+_HEADING = re.compile(r"(?:bill|ship|sold|deliver)(?=\s+to\s*:)|invoice(?=\s*:)", re.IGNORECASE)
 
 
 def not_a_name(text: str, start: int, end: int) -> bool:
@@ -28,7 +28,8 @@ def not_a_name(text: str, start: int, end: int) -> bool:
     value = text[start:end]
     if _FORMAT_MASK.fullmatch(value) or _SPELLED_DIGITS.fullmatch(value):
         return True
-    if _HEADING.fullmatch(value) and re.match(r"(?:\s+to)?\s*:", text[end:end + 6], re.IGNORECASE):
+    heading = _HEADING.match(text, start)
+    if heading is not None and heading.end() == end:
         return True
     if any(m.start() <= start and end <= m.end() for m in _TIME_ZONE.finditer(text, max(0, start - 40),
                                                                                min(len(text), end + 40))):

@@ -147,18 +147,19 @@ _TURKISH_NUMBER_OF = re.compile(r"\s+(?P<kind>[^\W\d_]+)\s+numara(?:sı|si|sıyl
                                 re.IGNORECASE)
 # "… 4402 1187 3390 numaralı siparişiniz": Turkish calls a record "numbered" before naming it.
 _TURKISH_NUMBERED = re.compile(r"\s+numaral[ıi]\s+(?:sipari[şs]|g[öo]nderi|kargo|fatura|ba[şs]vuru|dosya|poli[çc]e|"
-                               r"s[öo]zle[şs]me|abone|talep|[şs]ikayet|bilet|rezervasyon)", re.IGNORECASE)
+                               r"s[öo]zle[şs]me|talep|[şs]ikayet|bilet|rezervasyon)", re.IGNORECASE)
 # Japanese and Chinese: the kind glued before 番号 ("number") or ID ("会員番号", "会議ID").
 _CJK_NUMBER_OF = re.compile(r"(?P<kind>[\u3040-\u306d\u306f-\u30ff\u4e00-\u9fff]{1,4})(?:番号|ＩＤ|[Ii][Dd])\s*"
                             r"(?:は|：|:|为|是)?\s*$")
 # Kinds of records in Japanese and Chinese (member, tracking, order, reception, slip, booking,
 # management, meeting, contract, policy, serial), glued to 番号 or ID: "予約者の番号" (the
 # booker's number) and "お客様の新しい番号" (the customer's new number) are people's.
-_CJK_RECORD_KINDS = re.compile(r"(?:会員|お客様|追跡|注文|受付|伝票|予約|管理|整理|問い合わせ|会議|契約|保険|証券|製造|案件|メーター|"
+_CJK_RECORD_KINDS = re.compile(r"(?:会員|追跡|注文|受付|伝票|予約|管理|整理|問い合わせ|会議|契約|保険|証券|製造|案件|メーター|"
                                r"シリアル|郵便|订单|运单|会员|合同|保单|会议|邮政)$")
 
-# Korean kinds glued before 번호 ("number"): contract, customer, member, order, reception, booking, waybill, serial.
-_KOREAN_RECORD_KINDS = frozenset({"계약", "고객", "회원", "주문", "접수", "예약", "운송장", "송장", "일련", "쿠폰", "가입자"})
+# Korean kinds glued before 번호 ("number"): contract, order, reception, booking, waybill, serial, coupon (a
+# customer's, a member's or a subscriber's number is often their phone number).
+_KOREAN_RECORD_KINDS = frozenset({"계약", "주문", "접수", "예약", "운송장", "송장", "일련", "쿠폰"})
 # Phone words inside a Japanese or Chinese kind ("お客様の携帯番号": the customer's mobile).
 _CJK_PHONE_KINDS = re.compile(r"電話|携帯|連絡|ファックス|FAX|ＦＡＸ|电话|手机|联系")
 # A customer's or subscriber's number: a record word only after a number word ("Cliente:" alone
@@ -197,7 +198,7 @@ _NUMBERED_KINDS = frozenset({"umowy", "polisy"})
 # 2634 118 9920", "Teams 344 118 229 802 1", "腾讯会议号 138 0013 8000"); a dial-in number is
 # written with a phone word or a "+".
 _MEETING_BEFORE = re.compile(r"(?:(?<![\w])(?:zoom|webex|teams)(?:[\s-]+(?:meeting|besprechungs?|réunion|reunión|riunione|"
-                             r"reunião|toplantı))?(?:[\s-]+id)?(?:\s+is)?|(?<![\w])(?:besprechungs|konferenz|toplantı|"
+                             r"reunião|toplantı))?(?:[\s-]+id(?:\s+is)?)?|(?<![\w])(?:besprechungs|konferenz|toplantı|"
                              r"réunion|reunión|reunião|riunione)[\s-]*id|腾讯会议号?|会议号)\s*[:#：]?\s*$", re.IGNORECASE)
 
 
@@ -279,11 +280,17 @@ def record_right_before(before: list[str], number_words: frozenset[str]) -> bool
 
 
 def _after_last_number(words: list[str]) -> list[str]:
-    """The words after the last one holding a digit: a phone word before another number
-    ("телефон +7 916 555-01-47, номер договора 0471-223-8812") announced that number."""
-    for i in range(len(words) - 1, -1, -1):
-        if any(ch.isdigit() for ch in words[i]):
+    """The words after the last number of five digits or more (its groups counted together): a
+    phone word before another number ("телефон +7 916 555-01-47, номер договора 0471-223-8812")
+    announced that number; a count or a time ("телефон 2 раза не отвечал") announces nothing."""
+    i = len(words) - 1
+    while i >= 0:
+        j = i
+        while j >= 0 and any(ch.isdigit() for ch in words[j]):
+            j -= 1
+        if sum(ch.isdigit() for word in words[j + 1:i + 1] for ch in word) >= 5:
             return words[i + 1:]
+        i = j - 1 if j < i else i - 1
     return words
 
 
@@ -363,5 +370,6 @@ def asked_record(text: str, start: int) -> bool:
                 or kind in _NUMBERED_KINDS) and kind not in PHONE_CUES.words
     glued = asked.group("glued").lower()
     stem = re.sub(r"(?:nummer|nr|番号|번호|号)$", "", glued)
-    return record_compound(glued) or bool(_CJK_RECORD_KINDS.search(stem)) and not _CJK_PHONE_KINDS.search(stem) \
-        or stem in _KOREAN_RECORD_KINDS
+    named = glued in RECORDS.words or stem.rstrip("s-") in RECORDS.words or stem.rstrip("s-") in ORDERS_BESIDE_NUMBER_WORD
+    return named and record_compound(glued) or bool(_CJK_RECORD_KINDS.search(stem)) \
+        and not _CJK_PHONE_KINDS.search(stem) or stem in _KOREAN_RECORD_KINDS

@@ -22,11 +22,11 @@ from ibex_worker.pii.numbers import LIKELY, Hit
 # Tagalog and Vietnamese words for family members, neighbours and people who look after a
 # household; none is also a common word of another of these languages.
 _WORDS = (
-    "abuela", "abuelo", "tía", "tío", "prima", "primo", "hermana", "hermano", "cuñada", "cuñado", "suegra",
+    "abuela", "abuelo", "tía", "tío", "hermana", "hermano", "cuñada", "cuñado", "suegra",
     "suegro", "sobrina", "sobrino", "vecina", "vecino", "madrina", "padrino", "niñera", "nuera", "yerno",
     "avó", "avô", "tia", "tio", "irmã", "irmão", "cunhada", "cunhado", "sogra", "sogro", "sobrinha", "sobrinho",
     "vizinha", "vizinho", "madrinha", "padrinho", "babá", "nonna", "nonno", "zia", "zio", "cugina", "cugino",
-    "cognata", "cognato", "suocera", "suocero", "tata", "mamie", "papi", "tante", "oncle", "cousine",
+    "cognata", "cognato", "suocera", "suocero", "mamie", "papi", "tante", "oncle", "cousine",
     "belle-mère", "beau-père", "voisine", "voisin", "marraine", "parrain", "nounou", "institutrice", "oma",
     "opa", "onkel", "schwester", "bruder", "schwiegermutter", "schwiegervater", "nachbarin", "nachbar",
     "tagesmutter", "patentante", "kollegin", "kollege", "oom", "buurvrouw", "buurman", "schoonmoeder",
@@ -56,7 +56,13 @@ def relatives(text: str) -> list[Hit]:
 
 
 def _known_given(word: str) -> bool:
-    return "g" in gazetteer().get(word, "") and word not in STOP_WORDS and word not in _LOWER_WORDS
+    return "g" in gazetteer().get(word, "") and word not in STOP_WORDS and word not in _LOWER_WORDS \
+        and word not in _PRONOUNS
+
+
+# Pronouns of those languages that the gazetteer also holds as names ("Kakak Anda harus ...").
+_PRONOUNS = frozenset({"anda", "kamu", "dia", "saya", "mereka", "kami", "kita", "ela", "ele", "você", "usted", "lei",
+                       "lui", "elle", "ihr", "sie", "zij", "hij", "ona", "on", "sen", "siz", "wewe", "yeye"})
 
 
 def _common(word: str) -> bool:
@@ -72,7 +78,8 @@ _LOWER_WORDS = frozenset(_WORDS)
 # are words or places when nothing else in the sentence is a name).
 _OPENING = re.compile(
     r"(?:^|(?<=[.!?;]\s)|(?<=\n))([A-Z][^\W\d_]+)\s+(?:"
-    r"(?:is|was)\s+(?:the\s+user['’]s|my|our|his|her|their)\s+(?:[^\W\d_]+\s+){0,2}(?P<role>[^\W\d_]+)\b"
+    r"(?:is|was)\s+(?:the\s+user['’]s|my|our|his|her|their)\s+(?:[^\W\d_]+(?:['’]s)?\s+){0,2}"
+    r"(?P<role>[^\W\d_]+)\b(?!['’])"
     r"|from\s+(?:the\s+user['’]s|my|our|his|her|their|church|work|school|class|next\s+door|upstairs|downstairs|"
     r"the\s+gym|the\s+office)\b|(?:still\s+)?owes\b|babysat\b|babysits\b|is\s+owed\b)")
 

@@ -180,7 +180,7 @@ def _address(value: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None
 
 # A user agent's header or key shortly before the quad, no other key or address between: its
 # numbers are a product's versions ("User-Agent: Yealink SIP-T54W 96.86.0.70").
-_USER_AGENT = re.compile(r"(?:user[-_ ]?agent|(?<![\w])ua)\s*[=:][^=:@<>]{0,60}$", re.IGNORECASE)
+_USER_AGENT = re.compile(r"user[-_ ]?agent\s*[=:][^=:@<>]{0,60}$", re.IGNORECASE)
 
 
 # A table's header cell that names a version column ("fw", "firmware", "old_fw", "bios",
@@ -245,28 +245,35 @@ _FLOW = Cues.of(["traffic", "packet", "packets", "flow", "flows", "dropped", "dr
 
 
 # A file's or a package's name glued before the quad by a hyphen ("FleetAgent-7.2.0.14-x64.msi",
-# "ojdbc8-19.3.0.0.jar", "app-8.4.255.12.zip"), a product's by a slash as user agents write it
-# ("MyApp/4.21.0.33", not inside a path or a URL), or a package's revision after it ("7.2.0.14-1ubuntu2").
-_GLUED_NAME = re.compile(r"(?P<name>[^\W\d_][\w]*)-$|(?<![\w./:])(?P<product>[^\W\d_][\w.]*)/$")
+# "ojdbc8-19.3.0.0.jar", "app-8.4.255.12.zip"), or a package's revision after it ("7.2.0.14-1ubuntu2").
+# Not a name before a slash: "MyApp/4.21.0.33" reads as "jsmith/81.2.69.160" does in the analysed view.
+_GLUED_NAME = re.compile(r"(?P<name>[^\W\d_][\w]*)-$")
 # An application's or a library's key right before the quad ("app=3.2.0.19", "lib=2.1.0.23").
-_APP_KEY = re.compile(r"(?<![\w.\-])(?:app|lib|sdk)\s*[=:]\s*$", re.IGNORECASE)
+_APP_KEY = re.compile(r"(?<![\w.\-])(?:app|lib|sdk)\s*=\s*$", re.IGNORECASE)
 _PACKAGE_AFTER = re.compile(r"(?:-[\w.]+)?\.(?:msi|exe|zip|jar|deb|rpm|tar|tgz|gz|pkg|dmg|apk|whl|nupkg)\b"
                             r"|-\d+(?:ubuntu|deb|el|fc)\d", re.IGNORECASE)
 
 
 def _file_or_package(text: str, start: int, end: int) -> bool:
-    """A name glued before the quad that is no word of hosts ("ip-81.2.69.160", "upstream/81.2.69.160"
-    are hosts) and no port or prefix after it, a package's file or revision after it, or an
-    application's key before it (the caller checks that the quad is a public address's shape)."""
+    """A name glued before the quad that is no word of hosts ("ip-81.2.69.160" is a host) and no
+    port or prefix after it, a package's file or revision after it, or an application's key right
+    before it ("app=3.2.0.19") with a major number up to 30 (the caller checks that the quad is a
+    public address's shape)."""
     glued = _GLUED_NAME.search(text, max(0, start - 40), start)
-    return glued is not None and not IP_CUES.found_in(_words(glued.group("name") or glued.group("product"))[-1:]) \
+    return glued is not None and not IP_CUES.found_in(_words(glued.group("name"))[-1:]) \
         and re.match(r"[:/]\d", text[end:end + 2]) is None \
-        or _PACKAGE_AFTER.match(text, end) is not None or _APP_KEY.search(text, max(0, start - 8), start) is not None
+        or _PACKAGE_AFTER.match(text, end) is not None \
+        or _APP_KEY.search(text, max(0, start - 8), start) is not None and low_major(text[start:end])
 
 
 # Words of a text about versions and releases, in the languages the finders read.
-_RELEASE_TEXT = re.compile(_UPDATE_WORDS.pattern + r"|build|schema|hotfix|changelog|versi[oóã]|wersj|verzi|sürüm|"
+_RELEASE_TEXT = re.compile(_UPDATE_WORDS.pattern + r"|build|schema|hotfix|changelog|\bversi[oóã]|wersj|verzi|sürüm|"
                            r"верси|버전|バージョン|固件|펌웨어", re.IGNORECASE)
+# A capitalised word (a name, or a product's) among the few words before the quad.
+_CAPITALISED_BEFORE = re.compile(r"(?<![\w.])[A-Z][a-z]+\W+(?:[^\W\d_]+\W+){0,2}$")
+# Words of addresses in other languages ("adresse 2.91.14.7", "über 5.148.3.77").
+_FOREIGN_ADDRESS_WORDS = frozenset({"adresse", "dirección", "direccion", "endereço", "endereco", "indirizzo", "adres",
+                                    "adresu", "адрес", "über", "aus", "desde", "depuis", "vanaf", "kundin", "kunde"})
 # Words that put a host at a quad right before it ("is on 23.94.12.7", "logs in from", "z 10.4.4.30").
 _PLACING = frozenset({"on", "at", "from", "to", "via", "is", "was", "de", "desde", "von", "z", "na", "vers", "sur"})
 
@@ -274,20 +281,25 @@ _PLACING = frozenset({"on", "at", "from", "to", "via", "is", "was", "de", "desde
 def _in_release_text(text: str, start: int, end: int) -> bool:
     """"Firmware drift: 14 access switches report 9.3.10.2, baseline expects 9.3.12.1": in a text
     about versions or releases that names no host, network, traffic, user or device anywhere (no
-    such word, no "@", no IPv6 address, no private address), a quad with a major number up to 30,
-    another dotted number of three parts or more with the same major number, no port or prefix
-    after it and no placing word right before it is a version (a lone quad may be a person's
-    address: "Maria (23.94.12.7) says the upgrade broke her app"). The caller checks that the quad
-    is a public address's shape."""
+    such word in English or an address's word in another language, no "@", no IPv6 address, no
+    private address), a quad with a major number up to 30, another dotted number of three parts or
+    more with the same first two numbers (not a date), no port or prefix after it, no placing word
+    right before it, no bracket before it and no capitalised word among the three words before it
+    is a version (a lone quad, or one after a name, may be a person's address: "Maria (23.94.12.7)
+    says the upgrade to 23.4.1 broke her app"). The caller checks that the quad is a public
+    address's shape."""
+    before = words_before(text, start, 3)
     if not low_major(text[start:end]) or re.match(r"[:/]\d", text[end:end + 2]) or "@" in text \
-            or not _RELEASE_TEXT.search(text) or _PLACING.intersection(words_before(text, start, 1)):
-        return False
-    major = text[start:end].split(".")[0] + "."
-    if not any(m.start() != start and m.group(0).startswith(major) and m.group(0).count(".") >= 2
-               for m in DOTTED.finditer(text)):
-        return False
+            or not _RELEASE_TEXT.search(text) or _PLACING.intersection(before[-1:]) \
+            or text[max(0, start - 1):start] == "(" or _CAPITALISED_BEFORE.search(text, max(0, start - 40), start):
+        return False  # "Maria (23.94.12.7) says ...", "submitted by Pierre Martin 2.91.14.7"
+    head = text[start:end].split(".")[:2]
+    if not any(m.start() != start and m.group(0).split(".")[:2] == head and m.group(0).count(".") >= 2
+               and all(len(part) <= 3 for part in m.group(0).split(".")) for m in DOTTED.finditer(text)):
+        return False  # a sibling of the same major and minor numbers, no date ("5.2.2024")
     words = _words(text)
-    return not (IP_CUES.found_in([word for word in words if word not in ("from", "to")])
+    return not (_FOREIGN_ADDRESS_WORDS.intersection(words)
+                or IP_CUES.found_in([word for word in words if word not in ("from", "to")])
                 or NETWORK_WORDS.found_in(words) or _FLOW.found_in(words) or ipv6_in(text)
                 or any(_private(value) for _, _, value in quads(text)))
 

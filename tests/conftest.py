@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -73,12 +76,32 @@ class Infra:
         return env
 
 
+@contextmanager
+def servers_folder(name: str) -> Iterator[Path]:
+    """A folder for embedded servers' data outside pytest's temporary base: another pytest
+    session started as root resets that base to mode 0700 (pytest's own hardening), and the
+    unprivileged user PostgreSQL runs as could then no longer reach its files."""
+    root = Path(tempfile.mkdtemp(prefix=f"ibex-{name}-"))
+    try:
+        yield root
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture
+def servers_path(request: pytest.FixtureRequest) -> Iterator[Path]:
+    """``tmp_path`` for a test's own embedded servers (see ``servers_folder``)."""
+    with servers_folder(re.sub(r"\W", "_", request.node.name)[:40]) as root:
+        yield root
+
+
 @pytest.fixture(scope="session")
-def infra(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Infra]:
-    stack = Infra(tmp_path_factory.mktemp("ibex"))
-    stack.start()
-    yield stack
-    stack.stop()
+def infra() -> Iterator[Infra]:
+    with servers_folder("session") as root:
+        stack = Infra(root)
+        stack.start()
+        yield stack
+        stack.stop()
 
 
 def make_settings(infra: Infra | None = None, **overrides: Any) -> Any:
@@ -91,10 +114,10 @@ def make_settings(infra: Infra | None = None, **overrides: Any) -> Any:
 
 
 @pytest.fixture
-def own_infra(tmp_path: Path) -> Iterator[Infra]:
+def own_infra(servers_path: Path) -> Iterator[Infra]:
     """A PostgreSQL and Redis of the test's own, for tests that stop, restart or starve servers
     or count every org's rows (the session's servers are shared and stay up)."""
-    stack = Infra(tmp_path / "own")
+    stack = Infra(servers_path / "own")
     stack.start()
     yield stack
     stack.stop()

@@ -39,9 +39,9 @@ def _post_all(server: ApiServer, api_key: str, org: str, keys: list[str], answer
 
 
 @pytest.fixture
-def durable_infra(tmp_path) -> Iterator[Infra]:
+def durable_infra(servers_path) -> Iterator[Infra]:
     """Servers of the test's own, PostgreSQL flushing every commit as in production."""
-    stack = Infra(tmp_path / "durable", durable=True)
+    stack = Infra(servers_path / "durable", durable=True)
     stack.start()
     yield stack
     stack.stop()

@@ -13,8 +13,8 @@ from ibex_worker.db import make_engine
 LIMIT = 4
 
 
-def test_writes_answer_429_at_the_backlog_limit_and_are_accepted_again_once_it_drains(tmp_path):
-    own = Infra(tmp_path / "own")
+def test_writes_answer_429_at_the_backlog_limit_and_are_accepted_again_once_it_drains(servers_path):
+    own = Infra(servers_path / "own")
     own.start()
     engine = make_engine(own.pg.url)
     server = worker = None

@@ -57,8 +57,8 @@ def _seed_memory(own: Infra, server: ApiServer, api_key: str, org: str) -> dict[
     return response.json()
 
 
-def test_schemathesis_finds_no_server_error_and_no_answer_outside_the_schema(tmp_path):
-    own = Infra(tmp_path / "own")
+def test_schemathesis_finds_no_server_error_and_no_answer_outside_the_schema(tmp_path, servers_path):
+    own = Infra(servers_path / "own")
     own.start()
     engine = make_engine(own.pg.url)
     server = None

@@ -40,9 +40,9 @@ def _stop(up):
     return up.wait(60)
 
 
-def test_ibex_up_serves_the_api_and_prints_a_development_key_it_reuses(tmp_path):
+def test_ibex_up_serves_the_api_and_prints_a_development_key_it_reuses(tmp_path, servers_path):
     api_port = free_port()
-    data_dir = tmp_path / "stack"
+    data_dir = servers_path / "stack"
     env = {k: v for k, v in os.environ.items() if not k.startswith("IBEX_")}
     env.update(IBEX_DATA_DIR=str(data_dir), IBEX_EMBEDDED_PG_PORT=str(free_port()),
                IBEX_EMBEDDED_REDIS_PORT=str(free_port()), IBEX_API_PORT=str(api_port), IBEX_WORKER_CONCURRENCY="1")

@@ -29,11 +29,11 @@ def _dsn(pg: EmbeddedPostgres, dbname: str = "ibex") -> str:
 
 
 @pytest.fixture
-def make_postgres(tmp_path: Path) -> Iterator:
+def make_postgres(servers_path: Path) -> Iterator:
     created: list[EmbeddedPostgres] = []
 
     def make(name: str = "pg", *, fsync: bool = False) -> EmbeddedPostgres:
-        pg = EmbeddedPostgres(tmp_path / name / "data", fsync=fsync)
+        pg = EmbeddedPostgres(servers_path / name / "data", fsync=fsync)
         created.append(pg)
         return pg
 
@@ -47,11 +47,11 @@ def make_postgres(tmp_path: Path) -> Iterator:
 
 
 @pytest.fixture
-def make_redis(tmp_path: Path) -> Iterator:
+def make_redis(servers_path: Path) -> Iterator:
     created: list[EmbeddedRedis] = []
 
     def make(name: str = "redis") -> EmbeddedRedis:
-        server = EmbeddedRedis(tmp_path / name)
+        server = EmbeddedRedis(servers_path / name)
         created.append(server)
         return server
 
@@ -112,12 +112,12 @@ def test_postgres_starts_again_after_being_killed(make_postgres) -> None:
         assert conn.execute("SELECT id FROM notes").fetchall() == [(7,)]
 
 
-def test_postgres_can_be_found_and_stopped_from_another_handle(make_postgres, tmp_path: Path) -> None:
+def test_postgres_can_be_found_and_stopped_from_another_handle(make_postgres, servers_path: Path) -> None:
     pg = make_postgres()
     pg.start()
     pg.start()  # idempotent while running
 
-    other = EmbeddedPostgres(tmp_path / "pg" / "data")
+    other = EmbeddedPostgres(servers_path / "pg" / "data")
     assert other.port == pg.port
     assert other.is_running()
     other.stop()
@@ -191,11 +191,11 @@ def test_redis_starts_again_after_being_killed(make_redis) -> None:
         assert client.get("before-crash") == b"1"
 
 
-def test_redis_can_be_found_and_stopped_from_another_handle(make_redis, tmp_path: Path) -> None:
+def test_redis_can_be_found_and_stopped_from_another_handle(make_redis, servers_path: Path) -> None:
     server = make_redis()
     server.start()
 
-    other = EmbeddedRedis(tmp_path / "redis")
+    other = EmbeddedRedis(servers_path / "redis")
     assert other.port == server.port
     assert other.is_running()
     other.stop()

@@ -63,9 +63,9 @@ def _processes_using(marker: str) -> list[psutil.Process]:
     return found
 
 
-def test_ibex_up_runs_the_stack_refuses_a_second_copy_and_stops_cleanly(tmp_path):
+def test_ibex_up_runs_the_stack_refuses_a_second_copy_and_stops_cleanly(tmp_path, servers_path):
     pg_port, redis_port = free_port(), free_port()
-    data_dir = tmp_path / "stack"
+    data_dir = servers_path / "stack"
     env = {k: v for k, v in os.environ.items() if not k.startswith("IBEX_")}
     env.update(IBEX_DATA_DIR=str(data_dir), IBEX_EMBEDDED_PG_PORT=str(pg_port),
                IBEX_EMBEDDED_REDIS_PORT=str(redis_port), IBEX_WORKER_CONCURRENCY="1")

@@ -69,12 +69,8 @@ def _version_phrase(text: str, start: int) -> bool:
             between, clause = before[i + 1:], words_before(text, start, 12, reach=120)
             return not (IP_CUES.found_in(clause) or NETWORK_WORDS.found_in(clause)
                         or _NOT_PLACING.intersection(between) or any(ch.isdigit() for w in between for ch in w)
-                        or any(_private(value) for _, _, value in version_quads.quads(text)))
+                        or version_quads.private_in(text))
     return False
-
-
-def _private(value: str) -> bool:
-    return _is_ip(value) and ipaddress.ip_address(value).is_private
 
 
 def _build(text: str, start: int, end: int, named: list[str]) -> bool:
@@ -196,7 +192,7 @@ def _hosts_around(text: str, start: int, end: int, before: list[str]) -> bool:
         return True
     value = text[start:end]
     subnet = value.rsplit(".", 1)[0] + "."
-    return _is_ip(value) and ipaddress.ip_address(value).is_private and any(
+    return version_quads.private(value) and any(
         other != value and other.startswith(subnet) and _is_ip(other) for _, _, other in version_quads.quads(text))
 
 

@@ -290,7 +290,7 @@ def _after_last_number(words: list[str]) -> list[str]:
             j -= 1
         if sum(ch.isdigit() for word in words[j + 1:i + 1] for ch in word) >= 5:
             return words[i + 1:]
-        i = j - 1 if j < i else i - 1
+        i = j - 1
     return words
 
 

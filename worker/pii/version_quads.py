@@ -97,7 +97,7 @@ def _version_pair(text: str, start: int, end: int) -> bool:
     if any(NOT_AN_IP.found_in(words[-1:]) for words in named):
         return True
     return (all(_UPDATE_KEY.search(text, max(0, s - 16), s) for s, _ in pair) and UPGRADES.found_in(_words(text))
-            and not any(_private(text[s:e]) for s, e in pair))
+            and not any(private(text[s:e]) for s, e in pair))
 
 
 # "10.14.2.9 is on 19.3.0.0", "10.14.2.10 is still 12.2.0.1", "sweep: 10.30.1.11=6.2.12.0":
@@ -167,8 +167,13 @@ def _is_global(value: str) -> bool:
     return (address := _address(value)) is not None and address.is_global
 
 
-def _private(value: str) -> bool:
+def private(value: str) -> bool:
     return (address := _address(value)) is not None and address.is_private
+
+
+def private_in(text: str) -> bool:
+    """A private address among the text's quads."""
+    return any(private(value) for _, _, value in quads(text))
 
 
 def _address(value: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
@@ -301,7 +306,7 @@ def _in_release_text(text: str, start: int, end: int) -> bool:
     return not (_FOREIGN_ADDRESS_WORDS.intersection(words)
                 or IP_CUES.found_in([word for word in words if word not in ("from", "to")])
                 or NETWORK_WORDS.found_in(words) or _FLOW.found_in(words) or ipv6_in(text)
-                or any(_private(value) for _, _, value in quads(text)))
+                or private_in(text))
 
 
 _IPV6_SHAPE = re.compile(r"(?<![\w:])[0-9a-f]{0,4}(?::[0-9a-f]{0,4}){2,7}(?![\w:])", re.IGNORECASE)

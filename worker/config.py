@@ -234,6 +234,8 @@ class Settings(BaseSettings):
             raise ValueError("need job_lease_seconds < broker_visibility_timeout")
         if self.task_soft_time_limit >= self.task_time_limit:
             raise ValueError("task_soft_time_limit must be below task_time_limit")
+        if self.embedded_pg_port == self.embedded_redis_port:
+            raise ValueError("embedded_pg_port and embedded_redis_port must differ")
         if self.environment == "production" and self.log_format != "json":
             raise ValueError("production logs must be JSON (IBEX_LOG_FORMAT=json)")
         self._check_escalation_worker()

@@ -14,7 +14,7 @@ import time
 import httpx
 
 from tests.conftest import ROOT
-from ibex_worker.devstack.ports import free_port
+from ibex_worker.devstack.ports import free_ports
 
 
 def _wait_for(path, pattern, proc, timeout=150.0):
@@ -41,11 +41,11 @@ def _stop(up):
 
 
 def test_ibex_up_serves_the_api_and_prints_a_development_key_it_reuses(tmp_path, servers_path):
-    api_port = free_port()
+    pg_port, redis_port, api_port = free_ports(3)
     data_dir = servers_path / "stack"
     env = {k: v for k, v in os.environ.items() if not k.startswith("IBEX_")}
-    env.update(IBEX_DATA_DIR=str(data_dir), IBEX_EMBEDDED_PG_PORT=str(free_port()),
-               IBEX_EMBEDDED_REDIS_PORT=str(free_port()), IBEX_API_PORT=str(api_port), IBEX_WORKER_CONCURRENCY="1")
+    env.update(IBEX_DATA_DIR=str(data_dir), IBEX_EMBEDDED_PG_PORT=str(pg_port),
+               IBEX_EMBEDDED_REDIS_PORT=str(redis_port), IBEX_API_PORT=str(api_port), IBEX_WORKER_CONCURRENCY="1")
     first = _up(env, tmp_path / "up1.log")
     try:
         _wait_for(tmp_path / "up1.log", r"IBEX stack is up", first)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 import textwrap
@@ -15,7 +16,7 @@ import pytest
 import redis
 
 from ibex_worker.devstack.lock import StackAlreadyRunning, StackLock
-from ibex_worker.devstack.ports import free_port
+from ibex_worker.devstack.ports import free_port, free_ports
 from ibex_worker.devstack.postgres import EmbeddedPostgres
 from ibex_worker.devstack.redis import EmbeddedRedis
 
@@ -292,3 +293,24 @@ def test_the_stack_lock_is_freed_when_its_process_dies(tmp_path: Path) -> None:
 def test_free_port_returns_a_bindable_port() -> None:
     port = free_port()
     assert 1024 <= port <= 65535
+
+
+def test_free_ports_are_distinct_and_bindable_together() -> None:
+    ports = free_ports(16)
+    assert len(set(ports)) == 16
+    sockets = [socket.socket(socket.AF_INET, socket.SOCK_STREAM) for _ in ports]
+    try:
+        for sock, port in zip(sockets, ports):
+            sock.bind(("127.0.0.1", port))
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+def test_the_embedded_servers_refuse_one_port_for_both() -> None:
+    from pydantic import ValidationError
+
+    from ibex_worker.config import Settings
+
+    with pytest.raises(ValidationError, match="embedded_pg_port and embedded_redis_port must differ"):
+        Settings(embedded_pg_port=41000, embedded_redis_port=41000)

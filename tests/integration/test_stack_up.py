@@ -13,7 +13,7 @@ import time
 import psutil
 
 from tests.conftest import ROOT
-from ibex_worker.devstack.ports import free_port
+from ibex_worker.devstack.ports import free_ports
 
 
 def _wait_for(path, needle, proc, timeout=150.0):
@@ -64,7 +64,7 @@ def _processes_using(marker: str) -> list[psutil.Process]:
 
 
 def test_ibex_up_runs_the_stack_refuses_a_second_copy_and_stops_cleanly(tmp_path, servers_path):
-    pg_port, redis_port = free_port(), free_port()
+    pg_port, redis_port = free_ports(2)
     data_dir = servers_path / "stack"
     env = {k: v for k, v in os.environ.items() if not k.startswith("IBEX_")}
     env.update(IBEX_DATA_DIR=str(data_dir), IBEX_EMBEDDED_PG_PORT=str(pg_port),

@@ -8,7 +8,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from tests.conftest import isolated_queues, make_settings, memory, new_scope, start_worker, submit_and_wait
 from ibex_worker.celery_app import create_app
-from ibex_worker.devstack.ports import free_port
+from ibex_worker.devstack.ports import free_port, free_ports
 
 
 def test_the_worker_metrics_endpoint_shows_the_stages_its_pool_processes_ran(infra, engine):
@@ -41,7 +41,7 @@ def test_the_sweeper_and_the_escalation_worker_serve_their_last_round_and_the_pr
     from tests.conftest import Proc, start_sweeper
     from ibex_worker import probe
 
-    ports = {"sweeper": free_port(), "escalations": free_port()}
+    ports = dict(zip(("sweeper", "escalations"), free_ports(2)))
     sweeper = start_sweeper(infra, "probe-sweeper", worker_metrics_port=ports["sweeper"],
                             **isolated_queues("probe"))
     escalations = Proc(infra, ["escalations", "run", "--name", "probe-poller"], "probe-escalations",

@@ -11,9 +11,22 @@ LOCALHOST = "127.0.0.1"
 
 def free_port() -> int:
     """Return a TCP port on 127.0.0.1 that is free right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((LOCALHOST, 0))
-        return int(sock.getsockname()[1])
+    return free_ports(1)[0]
+
+
+def free_ports(count: int) -> list[int]:
+    """``count`` distinct TCP ports on 127.0.0.1 that are free right now.
+
+    Every socket stays bound until all are chosen: two separate ``free_port()`` calls may return the
+    same port, since the kernel may hand out a port again as soon as it is released."""
+    sockets = [socket.socket(socket.AF_INET, socket.SOCK_STREAM) for _ in range(count)]
+    try:
+        for sock in sockets:
+            sock.bind((LOCALHOST, 0))
+        return [int(sock.getsockname()[1]) for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
 
 
 def port_is_free(port: int) -> bool:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ibex_worker.adapters.recognizers import (CJK_NAMED, CUED, HANDLE_NAMED, ID_LIKE, KNOWN, NOT_NAME_WORDS,
-                                              OTHER_SCRIPT, SCRIPT_NAMED, SPACY, THING_NAMED)
+                                              OTHER_SCRIPT, SCRIPT_NAMED, SPACY, THING_NAMED, plausible_person)
 from ibex_worker.pii import languages, name_model, name_neighbours, not_names
 from ibex_worker.pii.casing import View
 from ibex_worker.pii.lexicon import places
@@ -26,6 +26,9 @@ from ibex_worker.pii.vocab import BRANDS
 _SOURCE_OF = {SPACY: "spacy", CUED: "cued", KNOWN: "known", THING_NAMED: "thing", OTHER_SCRIPT: "script"}
 MODEL_NAMED = "IbexNameModel"
 MODEL_NAME_SCORE = 0.85  # a name the model is sure of (its own threshold) is redacted, not quarantined
+# A word the model is this sure is a name, joined to a person by "and", is one too although it
+# is also a place ("Ivy and Jasper", "ade and kemi"); a word it doubts is not ("Hilton and Marriott").
+LISTED_NAME_SURE = 0.5
 
 
 def name_evidence(raw: Sequence[Finding], refined: Sequence[Finding]) -> name_model.Evidence:
@@ -62,9 +65,14 @@ def arbitrate_names(view: View, doc: Sequence[Any], raw: Sequence[Finding], refi
     taken = [f for f in refined
              if f.entity_type == "PERSON" and f.recognizer in (CJK_NAMED, SCRIPT_NAMED, HANDLE_NAMED)]
     found = [(f.start, f.end) for f in people + taken]
+    listed = [(h.start, h.end) for h in name_neighbours.coordinated(view.text, found, NOT_NAME_WORDS)
+              if plausible_person(view.text[h.start:h.end], placed=True)
+              and all(p >= LISTED_NAME_SURE for w, p in zip(words, probabilities, strict=True)
+                      if h.start <= w.start < h.end)]
     structural = [Finding("PERSON", h.start, h.end, h.score, MODEL_NAMED)
-                  for h in name_neighbours.aliases_and_speakers(view.text, found, NOT_NAME_WORDS,
+                  for h in name_neighbours.aliases_and_speakers(view.text, found + listed, NOT_NAME_WORDS,
                                                                     foreign=foreign)]
+    structural += [Finding("PERSON", start, end, MODEL_NAME_SCORE, MODEL_NAMED) for start, end in listed]
     return [f for f in refined if f.entity_type != "PERSON"] + people + taken + structural
 
 

@@ -262,7 +262,7 @@ def refine(view: View, findings: list[Finding]) -> list[Finding]:
     listed = name_neighbours.coordinated(view.text, [(f.start, f.end) for f in kept if f.entity_type == "PERSON"],
                                NOT_NAME_WORDS)
     kept += [Finding(h.entity_type, h.start, h.end, h.score, KNOWN) for h in listed
-             if _person(view.text[h.start:h.end], placed=True)]
+             if plausible_person(view.text[h.start:h.end], placed=True)]
     kept = kept if foreign else _completed_names(view.text, kept)
     brands = [(m.start(), m.end()) for m in _BRAND_MENTION.finditer(view.text)]
     return [f for f in kept if f.entity_type != "PERSON" or not any(s <= f.start and f.end <= e for s, e in brands)]
@@ -352,7 +352,7 @@ def _keep(text: str, finding: Finding) -> bool:
             return True  # "Julia from accounting", "user=ingrid.halvorsen": only a person is left
         if names.after_title(text, finding.start):
             return not ID_LIKE.search(value)  # "Ms. Haskell", "Dr. Paris": a title names a person
-        return _person(value, announced=finding.recognizer == CUED, placed=finding.recognizer in (CUED, KNOWN))
+        return plausible_person(value, announced=finding.recognizer == CUED, placed=finding.recognizer in (CUED, KNOWN))
     if finding.entity_type == "IP_ADDRESS":
         return networks.ip_in_context(text, finding.start, finding.end)
     if finding.entity_type == "PHONE_NUMBER":
@@ -373,7 +373,7 @@ def _keep(text: str, finding: Finding) -> bool:
 _PAN = re.compile(r"[A-Za-z]{5}\d{4}[A-Za-z]")
 
 
-def _person(value: str, *, announced: bool = False, placed: bool = False) -> bool:
+def plausible_person(value: str, *, announced: bool = False, placed: bool = False) -> bool:
     """Not an id, not a programming language or product, not words that are common in lower
     case and capitalised only by their place (``Card:``, ``Mum says``), not an acronym.
     ``placed``: the finder told a person from a one-word place of that name already (``my

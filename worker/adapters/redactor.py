@@ -19,7 +19,7 @@ from ibex_worker.adapters.subjects import aspect_from_doc, complement_extent, su
 from ibex_worker.pii.casing import View, canonical_view
 from ibex_worker.pii.name_model import NameModel, shipped_model
 from ibex_worker.pii.policy import (Decision, Finding, RedactionPolicy, apply_placeholders, build_report,
-                               classify_findings)
+                               classify_findings, every_copy)
 
 __all__ = ["Finding", "PresidioRedactor", "RedactionOutcome", "RedactionPolicy", "Redactor"]
 
@@ -104,13 +104,14 @@ class PresidioRedactor:
 
     def decide(self, analysis: Analysis, names: NameModel | None = None) -> RedactionOutcome:
         """Refine an analysis, let the name model (``names``, by default the shipped one)
-        decide who is a person, and redact."""
+        decide who is a person, mask every copy of a value found, and redact."""
         from ibex_worker.adapters.people import arbitrate_names
         from ibex_worker.adapters.recognizers import refine
 
         view, artifacts = analysis.view, analysis.artifacts
         refined = refine(view, analysis.findings)
-        in_view = arbitrate_names(view, artifacts.tokens, analysis.findings, refined, names or self._names)
+        in_view = every_copy(view.text, arbitrate_names(view, artifacts.tokens, analysis.findings, refined,
+                                                        names or self._names))
         decision = classify_findings(in_view, self.policy)
         original = to_original(view, decision)
         findings = [_shift(view, f) for f in in_view]

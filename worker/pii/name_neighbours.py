@@ -102,7 +102,7 @@ def coordinated(text: str, people: Sequence[tuple[int, int]], not_names: frozens
         before = _BEFORE_JOIN.search(text[max(0, start - 80):start])
         candidates = []
         if after:
-            candidates.append((end + after.start(1), end + after.end(1)))
+            candidates.append(_first_name_words(text, end + after.start(1), end + after.end(1), not_names))
         if before:
             offset = max(0, start - 80)
             candidates.append(_last_name_words(text, offset + before.start(1), offset + before.end(1)))
@@ -229,6 +229,15 @@ def _speaker_turns(text: str, people: Sequence[tuple[int, int]], not_names: froz
             for m in turns):
         return []
     return [Hit("PERSON", m.start(1), m.end(1), NAMED_ALONE) for m in turns if m.start(1) not in found_at]
+
+
+def _first_name_words(text: str, start: int, end: int, not_names: frozenset[str]) -> tuple[int, int] | None:
+    """The longest run of words a list joint leads into that is a name: ``and Jasper came``
+    gives ``Jasper``."""
+    words = list(re.finditer(NAME_WORD, text[start:end]))
+    while words and not _listed_name(text[start + words[0].start():start + words[-1].end()], not_names):
+        words.pop()
+    return (start + words[0].start(), start + words[-1].end()) if words else None
 
 
 def _last_name_words(text: str, start: int, end: int) -> tuple[int, int] | None:

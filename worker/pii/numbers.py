@@ -162,21 +162,32 @@ _PLACE_WORDS = frozenset({"on", "at", "m", "t", "p", "o", "w", "h"})
 
 def phone_in_context(text: str, start: int, value: str) -> bool:
     """Not a record's number (see ``_phone_alone``), nor the twin of one: a number no phone
-    word announces, written like a record's number elsewhere in the text and starting with the
-    same four digits ("Ticket 4471 2290 81 was merged into 4471 2290 12"), is that record's kind."""
+    word announces, written like a record's number earlier in the text and starting with the
+    same four digits ("Ticket 4471 2290 81 was merged into 4471 2290 12"), is that record's kind.
+    A record after it says nothing of it ("Fahrer: 0157 3456 7890. Sendung 0157 3456 7891"), but
+    one number of a range is no phone."""
     if not _phone_alone(text, start, value) \
-            or phone_vetoes.described_after(text, start, value.strip(), PHONE_CUES.words - _PLACE_WORDS):
+            or phone_vetoes.described_after(text, start, value.strip(), PHONE_CUES.words - _PLACE_WORDS) \
+            or phone_vetoes.record_named_after(text, start, value.strip(), PHONE_CUES.words):
         return False  # a twin is never judged by what the words after this number call it
     value = value.strip()
     digits = re.sub(r"\D", "", value)
     if _phone_cue(text, start) or len(digits) < 8:
         return True
+    label = _OWN_LABEL.search(text[max(0, start - 30):start])
+    if label and not RECORDS.found_in([label.group(1).lower()]) and label.group(1).lower() not in _NUMBER_WORDS:
+        return True  # "job 0161 555 7720. Garage: 0161 496 0021": a label of its own, no record's, names it
     shape = re.sub(r"\d", r"\\d", re.escape(value))
-    twins = (m for m in re.finditer(rf"(?<![\w\-]){shape}(?![\w]|-\d)", text)
-             if m.start() != start and re.sub(r"\D", "", m.group(0))[:4] == digits[:4])
+    upper = re.compile(rf"\s*(?:to|through|thru|till|until|bis|à|a|al|[-–—~])\s*({shape})(?![\w]|-\d)", re.IGNORECASE)
+    ranged = upper.match(text, start + len(value))
+    if ranged and re.sub(r"\D", "", ranged.group(1))[:4] == digits[:4]:
+        return False  # "invoices numbered 2406-000001 to 2406-012448": a range of records
+    twins = (m for m in re.compile(rf"(?<![\w\-]){shape}(?![\w]|-\d)").finditer(text, 0, start)
+             if re.sub(r"\D", "", m.group(0))[:4] == digits[:4])
     return not any(not _phone_alone(text, m.start(), m.group(0)) for m in itertools.islice(twins, _MAX_TWINS))
 
 
+_OWN_LABEL = re.compile(r"(?<![\w\-])([^\W\d_]{2,})\s?[:：]\s*$")
 # The twins a number is compared with: a text listing more numbers of one shape and prefix is a
 # table or a dump, and comparing each with all the others would cost the square of its length.
 _MAX_TWINS = 8

@@ -239,6 +239,20 @@ def described_after(text: str, start: int, value: str, phone_words: frozenset[st
         and not any(w in phone_words or w in NUMBER_WORDS for w in words)
 
 
+# "the 212 555 0199 batch failed QA": a number between "the" and a record's word is that record's.
+_RECORD_RIGHT_AFTER = re.compile(r"\s+(?P<kind>[^\W\d_][\w\-]*)\b")
+
+
+def record_named_after(text: str, start: int, value: str, phone_words: frozenset[str]) -> bool:
+    """A determiner right before the number and a record's word right after it."""
+    match = _RECORD_RIGHT_AFTER.match(text, start + len(value))
+    if match is None or words_before(text, start, 1) not in (["the"], ["this"], ["that"], ["each"]):
+        return False
+    kind = match.group("kind").lower()
+    return kind not in phone_words and kind not in NUMBER_WORDS and kind not in _PERSONAL_KINDS \
+        and RECORDS.found_in([kind])
+
+
 def another_s_number(text: str, start: int, between: list[str]) -> bool:
     """Between a record's word and the number: the record's own number, then a person's title or
     a name the view capitalises ("Kundennummer 4471, Herr Weber ...", "Employee ID E5521 - Sarah

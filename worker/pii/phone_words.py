@@ -29,7 +29,8 @@ PHONE_CUES = Cues.of([
     "позвони", "позвоните", "звоните", "звони", "номер", "liga", "chiamate", "rückrufnummer", "rueckrufnummer",
     "handynummer", "mobilnummer", "faxnummer", "festnetznummer", "kontaktnummer", "durchwahl",
     "전화", "전화번호", "휴대폰", "휴대전화", "핸드폰", "연락처", "폰", "电话", "手机", "手机号", "電話", "手機", "携帯",
-    "電話番号", "携帯番号", "連絡先", "联系电话", "聯絡電話", "هاتف", "جوال", "טלפון", "נייד",
+    "電話番号", "携帯番号", "連絡先", "联系电话", "聯絡電話", "هاتف", "جوال", "الهاتف", "الجوال", "موبايل", "טלפון", "נייד",
+    "मोबाइल", "फोन", "फ़ोन", "richiamato", "richiamata", "richiamarlo", "richiamarla", "tumawag", "tawagan", "문의",
 ])
 
 # Cue words that count only right before the number ("reach me at", "m: ", "number 0917...").

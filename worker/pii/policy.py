@@ -41,6 +41,29 @@ class Decision:
     reasons: list[str]          # why the memory is quarantined (empty: it is not)
 
 
+# A value this long (letters and digits) that a finding covers is masked wherever else the
+# text repeats it; a shorter one ("12", "Jo") may stand for something else there.
+MIN_COPIED_VALUE = 6
+
+
+def every_copy(text: str, findings: Sequence[Finding]) -> list[Finding]:
+    """The findings, and every other place the text repeats a found value's exact characters
+    as a whole (not inside a longer word or number), not already covered: "her mobile 07911
+    123456 ... so 'order 07911 123456' doesn't exist" holds one phone number twice. A person's
+    name is the name model's to repeat (it reads each occurrence's context)."""
+    added: list[Finding] = []
+    covered = [(f.start, f.end) for f in findings]
+    for f in findings:
+        value = text[f.start:f.end]
+        if f.entity_type == "PERSON" or len(re.sub(r"[\W_]", "", value)) < MIN_COPIED_VALUE:
+            continue
+        for match in re.finditer(rf"(?<![\w+])(?<!\d )(?<!\d-){re.escape(value)}(?!\w|[.,\-]\w| \d)", text):
+            if not any(s < match.end() and match.start() < e for s, e in covered):
+                added.append(Finding(f.entity_type, match.start(), match.end(), f.score, f.recognizer))
+                covered.append((match.start(), match.end()))
+    return [*findings, *added]
+
+
 def classify_findings(findings: Sequence[Finding], policy: RedactionPolicy) -> Decision:
     """A finding at or above the threshold is redacted. One between the floor and the
     threshold is masked and quarantines the memory, unless a redacted finding covers its span

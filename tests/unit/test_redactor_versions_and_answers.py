@@ -99,9 +99,19 @@ def test_hosts_and_phones_beside_versions_and_records_stay_hidden(redactor, text
     ("Victoria is the user's physiotherapist; sessions are on Tuesdays.", "Victoria"),
     ("Gloria from church is organising the meals.", "Gloria"),
     ("The dinner is at eight. Pilar from the user's Spanish class is coming.", "Pilar"),
+    ("User: mijn schoonmoeder Ria komt zondag, kun je een taart bestellen bij de bakker?", "Ria"),
+    ("User: mwambie dada yangu Neema kwamba nitachelewa", "Neema"),
+    ("Sabi ng user, ang ninang niya na si Corazon ay nakatira na sa Davao.", "Corazon"),
+    ("Użytkownik: szwagier Grzegorz pożyczył wiertarkę.", "Grzegorz"),
+    ("User ne bataya ki unki bua Kamla ji ko sugar hai.", "Kamla"),
 ])
 def test_people_after_family_words_or_opening_a_sentence_about_them_are_hidden(redactor, text, name):
     assert name not in _content(redactor, text)
+
+
+def test_a_particle_after_a_family_word_is_no_name(redactor):
+    content = _content(redactor, "De schoonmoeder van de gebruiker, Geertruida van der Meulen, belt morgen.")
+    assert content.startswith("De schoonmoeder van de gebruiker, [PERSON]")
 
 
 @pytest.mark.parametrize("text, kept", [

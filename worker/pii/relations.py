@@ -15,11 +15,11 @@ import re
 from spacy.lang.en.stop_words import STOP_WORDS
 
 from ibex_worker.pii.lexicon import gazetteer, is_common
-from ibex_worker.pii.name_words import RELATIONS
+from ibex_worker.pii.name_words import PARTICLES, RELATIONS
 from ibex_worker.pii.numbers import LIKELY, Hit
 
 # Spanish, Portuguese, Italian, French, German, Dutch, Polish, Turkish, Indonesian, Swahili,
-# Tagalog and Vietnamese words for family members, neighbours and people who look after a
+# Tagalog, Vietnamese and Hindi (in Latin letters) words for family members, neighbours and people who look after a
 # household; none is also a common word of another of these languages.
 _WORDS = (
     "abuela", "abuelo", "tía", "tío", "hermana", "hermano", "cuñada", "cuñado", "suegra",
@@ -34,19 +34,30 @@ _WORDS = (
     "sąsiadka", "sąsiad", "teściowa", "teść", "anneanne", "babaanne", "teyze", "amca", "dayı", "kuzen",
     "abla", "kayınvalide", "kayınpeder", "komşu", "yenge", "enişte", "kakak", "adik", "sepupu", "mertua",
     "shangazi", "mjomba", "binamu", "tita", "tito", "lola", "lolo", "pinsan", "kuya", "thầy", "bác",
+    "szwagier", "szwagierka", "bratowa", "wnuczka", "dada", "ninang", "ninong", "bua", "mausi", "chachi",
+    "chacha", "bhabhi", "didi", "bhaiya", "jiju",
 )
 _NAME = r"([^\W\d_][^\W\d_\-]*)"  # a case's ending after an apostrophe is no part of it ("Umut'un")
 # The family word, then words of the same phrase that are no name ("ipar pengguna", "del usuario"
 # are skipped only up to a comma: "Kakak ipar pengguna, Intan"), then the name.
-_RELATIVE = re.compile(r"(?<![\w\-])(?:" + "|".join(sorted(map(re.escape, _WORDS), key=len, reverse=True))
-                       + r")(?:(?:\s+[^\W\d_]+){0,3}\s*,)?\s+" + _NAME + r"(?:\s+" + _NAME + r")?", re.IGNORECASE)
+_FAMILY = r"(?<![\w\-])(?:" + "|".join(sorted(map(re.escape, _WORDS), key=len, reverse=True)) + r")"
+_RELATIVE = re.compile(_FAMILY + r"(?:(?:\s+[^\W\d_]+){0,3}\s*,)?\s+" + _NAME + r"(?:\s+" + _NAME + r")?",
+                       re.IGNORECASE)
+_FAMILY_WORD = re.compile(_FAMILY, re.IGNORECASE)
+# Possessives written after the family word ("dada yangu Neema", "ninang niya na si Corazon").
+_RIGHT_AFTER = re.compile(r"(?:\s+(?:yangu|wangu|yake|wake|niya|ko|mo|saya|ku)(?:\s+na)?(?:\s+si)?)?\s+" + _NAME + r"(?:\s+" + _NAME + r")?",
+                          re.IGNORECASE)
 
 
 def relatives(text: str) -> list[Hit]:
-    """A known given name right after a family word of another language, with a second known
-    name after it when there is one."""
+    """A known given name right after a family word of another language (or after the words
+    of its phrase, up to a comma), with a second known name after it when there is one."""
     hits = []
     for match in _RELATIVE.finditer(text):
+        word = _FAMILY_WORD.match(text, match.start())
+        direct = _RIGHT_AFTER.match(text, word.end()) if word else None
+        if direct is not None and _known_given(direct.group(1).lower()):
+            match = direct  # "schoonmoeder Ria komt zondag, kun je": the name right after the word
         first, second = match.group(1).lower(), (match.group(2) or "").lower()
         if not _known_given(first):
             continue
@@ -57,12 +68,13 @@ def relatives(text: str) -> list[Hit]:
 
 def _known_given(word: str) -> bool:
     return "g" in gazetteer().get(word, "") and word not in STOP_WORDS and word not in _LOWER_WORDS \
-        and word not in _PRONOUNS
+        and word not in _PRONOUNS and word not in PARTICLES
 
 
 # Pronouns of those languages that the gazetteer also holds as names ("Kakak Anda harus ...").
 _PRONOUNS = frozenset({"anda", "kamu", "dia", "saya", "mereka", "kami", "kita", "ela", "ele", "você", "usted", "lei",
-                       "lui", "elle", "ihr", "sie", "zij", "hij", "ona", "on", "sen", "siz", "wewe", "yeye"})
+                       "lui", "elle", "ihr", "sie", "zij", "hij", "ona", "on", "sen", "siz", "wewe", "yeye", "yangu",
+                       "wangu", "yake", "wake", "niya", "ko", "mo", "ku"})
 
 
 def _common(word: str) -> bool:

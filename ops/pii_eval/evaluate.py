@@ -248,12 +248,15 @@ grouped like phone numbers, beside real phone numbers) and `zq_dotted_numbers_an
 and `zr_values_beside_lookalikes` (personal values right beside look-alikes and the words that
 usually announce records, versions or brands) and `zs_people_and_places_in_memories` (names that
 are words, single given names, names with particles and street addresses of over thirty
-countries in an assistant's memories) by two more.
+countries in an assistant's memories) by two more, and `zt_people_in_agent_turns` (names that are
+words, single given names of many cultures, relatives in other languages, beside brands, books
+and films) and `zu_contact_numbers_among_ids` (phone numbers and hosts' addresses beside records
+and versions written like them, often one digit off) by two more.
 Recognizers were tuned on `dev` only; the name model was trained on all of `dev` (on
 2026-12-07, with every file above; before, on `dev` as it was before `o_phones_digits`). No
 example of `heldout`, `blind` or `fresh` was read.
 
-Their aggregate tables were looked at sixty-four times: `heldout`'s once mid-way, after which
+Their aggregate tables were looked at sixty-nine times: `heldout`'s once mid-way, after which
 `blind` was written; both when the first version of this page was written; both after each
 of seven rounds of `dev` changes to the rule finders (new `dev` files, number and business-word
 rules, names grown over the rest of a name and after titles, narrowings that unit tests and a
@@ -642,6 +645,51 @@ police's word names a record), each sentence is a unit test, and the sixty-fourt
 `heldout`, `blind` and `fresh` exactly as the sixty-third; on `dev` 33 false placeholders came
 back, no leak changed. Its analysis time, 10.1 ms per sentence, was read while a test run
 shared the two cores.
+Two more `dev` files by two more such helpers, each scored first at commit 49c0cd2:
+`zt_people_in_agent_turns` (429 sentences, 197 negatives; names that are words, single given
+names of many cultures, lower-case chat, relatives in other languages, beside brands, books and
+films) leaked 28 of 320 names (8.8 %), with 0.086 false placeholders per sentence (1 on ids);
+`zu_contact_numbers_among_ids` (425, 237 negatives; phone numbers and hosts' addresses beside
+records, versions and codes written like them, often one digit off) leaked 9 of 133 phone
+numbers (6.8 %), no IP address, with 0.247 false placeholders per sentence and 98 on ids. Rules
+drawn from them and `zs`: a record after a phone number says nothing of it (a number is a
+record's twin only when the twin comes first: "Fahrer: 0157 3456 7890. Sendung 0157 3456
+7891"), a label of its own before it ("Garage:") and a range of records ("2406-000001 to
+2406-012448") decide before any twin, "the 212 555 0199 batch" names a record, phone words of
+Arabic with its article, Hindi, Italian, Tagalog and Korean; every other copy of a value found
+is masked ("her mobile 07911 123456 … 'order 07911 123456'"); a name the model is sure of (0.5)
+joined by "and" to a person found is one though it is also a place ("Ivy and Jasper"); a family
+word's name right after it before one skipped to a comma, possessives after it and family words
+of Polish, Swahili, Tagalog and Hindi; a possessive of another language before a family word is
+no name ("mia suocera"); a name the rules found whole is masked whole where the model keeps part
+of it ("1042,Lowri Pritchard,…"); a table's header ending in "phone" announces no service
+number in the next row's first cell. The sixty-fifth look scored these rules with the name
+model as it was, and one more (a name the model found part of grown over any person the rules
+found around it): `heldout` names 3.2 % to 2.7 %, false placeholders 0.026 to 0.027 per sentence
+(still 3 on ids); `blind` names 5.6 % to 5.8 %; `fresh` 0.044 to 0.042; no structured value
+leaked more or less. The name model was then retrained on all of `dev` with the two new files
+(decided before the look: kept unless a structured value leaked more); the sixty-sixth look gave
+`heldout` names 3.2 %, `blind` 5.3 %, `fresh` 2.1 %, no structured value changed, but a unit test
+failed: in "ﬁnance: KİMLİK NO …, call John Smith on …" (a ligature and a Turkish dotted capital)
+the retrained model doubted "John Smith" (0.03 and 0.12), which both spaCy and the gazetteer
+found. The old weights were kept, and the rule that grows a name over the rules' person was
+narrowed after two more unit tests (it grew "mi [hermana Lucía llega]" and "contacte [con
+Javier Ortega en]"): only over a name the gazetteer or a cue found, of up to three capitalised
+words, never in text of another language. Reading that failure on `dev`'s own tables showed two
+leaks nobody had written a sentence for: a phone number in a CSV table's last column ran on
+over the line break into the next row's id ("+44 29 2018 0475 1043" is no valid number, so
+nothing masked it), and a name in a table's "name" column the model doubts at a cell's start.
+A value in a table's last column now ends at the row's end, and a cell of a column of people's
+names ("name", "full_name", "nombre", "ad_soyad" …) is a person when one of its words is a name
+the gazetteer knows and none is a common word it does not know ("Blue Widget" is not). The
+sixty-eighth look (the sixty-seventh had a bug, a middle column's phone cut at its last space,
+caught by `dev`: 18 phone numbers leaked) gave `heldout` names 3.2 % (14 of 442), phone 1.0 %,
+false placeholders 0.027 per sentence, 3 on ids; `blind` names 5.8 % (23 of 395), 0.021;
+`fresh` names 1.1 % (2 of 189), 0.042 (11 on ids). On the `dev` files before `zt` and `zu`:
+10 names fewer leaked (239 to 229), the same 95 other values, the same 949 false placeholders;
+`zt` now leaks 23 of 320 names (28 first), `zu` no phone number (9 first) and 92 false
+placeholders on ids (98 first); all of `dev` has 0.056 false placeholders per sentence (0.051
+before `zu`'s adversarial records). This page is the sixty-ninth, with the same figures.
 At the fortieth look, after the
 rules above (none drawn from it), `fresh` leaked no
 phone number and no IP address, 10 names (5.3 %) and the same wallet, with 0.102 false

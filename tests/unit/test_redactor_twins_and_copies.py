@@ -63,3 +63,36 @@ def test_every_copy_masks_each_whole_repetition_and_nothing_inside_a_longer_numb
     found = every_copy(text, [Finding("PHONE_NUMBER", 5, 18, 0.9, "r")])
     assert [(f.start, f.end) for f in found] == [(5, 18), (22, 35)]
     assert every_copy("Ann met Ann", [Finding("PERSON", 0, 3, 0.9, "r")]) == [Finding("PERSON", 0, 3, 0.9, "r")]
+
+
+def test_a_table_row_after_a_header_ending_in_phone_is_no_service_number(redactor):
+    content = _content(redactor, "id,name,email,phone\n1042,Lowri Pritchard,lowri.p@example.net,+44 29 2018 0475")
+    assert content.splitlines()[1] == "1042,[PERSON],[EMAIL_ADDRESS],[PHONE_NUMBER]"
+    assert "1737" not in _content(redactor, "For help, call 1737, free")
+
+
+def test_a_phone_in_a_tables_last_column_is_masked_though_the_next_row_follows_it(redactor):
+    content = _content(redactor, "id,name,email,phone\n1042,Lowri Pritchard,lowri.p@example.net,+44 29 2018 0475\n"
+                                 "1043,Sian Evans,sian@example.net,029 2018 0477\n1044,Aled Jones,aled@example.net,")
+    assert "2018" not in content and "Lowri" not in content and "Pritchard" not in content
+    assert [line.split(",")[0] for line in content.splitlines()[1:]] == ["1042", "1043", "1044"]
+
+
+def test_a_phone_in_a_middle_column_is_masked_whole(redactor):
+    content = _content(redactor, "id,name,phone,city\n1042,Aino Virtanen,+358 40 718 2934,Tampere\n"
+                                 "1043,Joonas Heikkinen,09 4257 3310,Helsinki")
+    assert content.splitlines()[1:] == ["1042,[PERSON],[PHONE_NUMBER],Tampere", "1043,[PERSON],[PHONE_NUMBER],Helsinki"]
+
+
+def test_a_name_column_holds_people_only_where_its_words_are_names(redactor):
+    content = _content(redactor, "sku,name,price\n4471,Blue Widget,9.99\n4472,Jordan Valley Honey,4.50")
+    assert "Blue Widget" in content and "Jordan Valley Honey" in content
+
+
+@pytest.mark.parametrize("text, kept", [
+    ("User: mia suocera Graziella vuole la ricetta del tiramisù", "mia suocera"),
+    ("mi hermana Lucía llega el viernes", "mi hermana"),
+])
+def test_a_possessive_of_another_language_before_a_family_word_is_no_name(redactor, text, kept):
+    content = _content(redactor, text)
+    assert kept in content and "[PERSON]" in content

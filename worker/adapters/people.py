@@ -62,6 +62,8 @@ def arbitrate_names(view: View, doc: Sequence[Any], raw: Sequence[Finding], refi
               and not (cjk_text and _CJK_SPAN.fullmatch(view.text[start:end]))]
     others = [(f.start, f.end) for f in refined if f.entity_type != "PERSON"]
     people = people if foreign else [_grown(view.text, f, others) for f in people]
+    named = [(f.start, f.end) for f in refined if f.entity_type == "PERSON" and f.recognizer in (KNOWN, CUED)]
+    people = people if foreign else [_with_the_rules_name(view.text, f, named, others) for f in people]
     taken = [f for f in refined
              if f.entity_type == "PERSON" and f.recognizer in (CJK_NAMED, SCRIPT_NAMED, HANDLE_NAMED)]
     found = [(f.start, f.end) for f in people + taken]
@@ -97,6 +99,22 @@ def _grown(text: str, finding: Finding, others: Sequence[tuple[int, int]]) -> Fi
     if any(s < end and start < e for s, e in others) or _NOT_LATIN.search(text[start:finding.start]
                                                                           + text[finding.end:end]):
         return finding  # another finding, or words of a script the view capitalises whole
+    return Finding(finding.entity_type, start, end, finding.score, finding.recognizer)
+
+
+def _with_the_rules_name(text: str, finding: Finding, kept: Sequence[tuple[int, int]],
+                         others: Sequence[tuple[int, int]]) -> Finding:
+    """A name the model found part of, as a whole where a name rule found it whole in up to three
+    capitalised words (the model doubts a given name it does not know: "Lowri [Pritchard]"),
+    never into another finding. Not in text of another language, whose view capitalises every
+    word."""
+    start, end = finding.start, finding.end
+    for s, e in kept:
+        words = text[s:e].split()
+        if s < end and start < e and len(words) <= 3 and all(word[:1].isupper() for word in words):
+            start, end = min(start, s), max(end, e)
+    if (start, end) == (finding.start, finding.end) or any(s < end and start < e for s, e in others):
+        return finding
     return Finding(finding.entity_type, start, end, finding.score, finding.recognizer)
 
 

@@ -26,7 +26,7 @@ from presidio_analyzer.predefined_recognizers import (CryptoRecognizer, EmailRec
                                                       UsItinRecognizer, UsSsnRecognizer)
 
 from ibex_worker.pii import (addresses, cjk_addresses, cjk_names, handles, ibans, identifiers, languages,
-                             name_neighbours, name_words, names, networks, numbers, payments, script_names)
+                             name_neighbours, name_words, names, networks, numbers, payments, script_names, tables)
 from ibex_worker.pii.business import SSN_WORDS
 from ibex_worker.pii.casing import View
 from ibex_worker.pii.lexicon import capitalised_share, gazetteer, places
@@ -179,7 +179,10 @@ class ValidatedPhoneRecognizer(PhoneRecognizer):
     def analyze(self, text: str, entities: list[str], nlp_artifacts: Any = None) -> list[RecognizerResult]:
         if len(_DIGIT.findall(text)) < self.FEWEST_DIGITS:
             return []
-        return super().analyze(text, entities, nlp_artifacts)
+        results = super().analyze(text, entities, nlp_artifacts)
+        for result in results:
+            result.end = tables.row_end(text, result.start, result.end)  # not into a table's next row
+        return results
 
 
 class CheckedIpRecognizer(IpRecognizer):

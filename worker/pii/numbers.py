@@ -11,11 +11,12 @@ cannot be confirmed is hidden, not stored). A business number announced as such 
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from dataclasses import dataclass
 
-from ibex_worker.pii import phone_vetoes, spoken
+from ibex_worker.pii import phone_vetoes, spoken, tables
 from ibex_worker.pii.business import PRODUCT_RECORDS, RECORDS, SSN_WORDS
 from ibex_worker.pii.card_networks import CARD_GROUPS, card_network
 from ibex_worker.pii.context import words_before
@@ -105,7 +106,8 @@ def _zeros_typed_as_letters(text: str) -> str:
 
 
 def phones(text: str) -> list[Hit]:
-    hits = [hit for match in _PHONE.finditer(text) if (hit := _phone(text, match)) is not None]
+    matches = (_PHONE.match(text, m.start(), tables.row_end(text, m.start(), m.end())) or m for m in _PHONE.finditer(text))
+    hits = [hit for match in matches if (hit := _phone(text, match)) is not None]
     read = _zeros_typed_as_letters(text)
     if read != text:
         hits += [hit for match in _PHONE.finditer(read) if "0" in match.group(0) and text[match.start():match.end()]
@@ -177,14 +179,20 @@ def phone_in_context(text: str, start: int, value: str) -> bool:
     label = _OWN_LABEL.search(text[max(0, start - 30):start])
     if label and not RECORDS.found_in([label.group(1).lower()]) and label.group(1).lower() not in _NUMBER_WORDS:
         return True  # "job 0161 555 7720. Garage: 0161 496 0021": a label of its own, no record's, names it
-    shape = re.sub(r"\d", r"\\d", re.escape(value))
-    upper = re.compile(rf"\s*(?:to|through|thru|till|until|bis|à|a|al|[-–—~])\s*({shape})(?![\w]|-\d)", re.IGNORECASE)
+    twin, upper = _shaped_like(re.sub(r"\d", r"\\d", re.escape(value)))
     ranged = upper.match(text, start + len(value))
     if ranged and re.sub(r"\D", "", ranged.group(1))[:4] == digits[:4]:
         return False  # "invoices numbered 2406-000001 to 2406-012448": a range of records
-    twins = (m for m in re.compile(rf"(?<![\w\-]){shape}(?![\w]|-\d)").finditer(text, 0, start)
+    twins = (m for m in twin.finditer(text, 0, start)
              if re.sub(r"\D", "", m.group(0))[:4] == digits[:4])
     return not any(not _phone_alone(text, m.start(), m.group(0)) for m in itertools.islice(twins, _MAX_TWINS))
+
+
+@functools.lru_cache(maxsize=1024)
+def _shaped_like(shape: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """A number of ``shape`` standing alone, and one closing a range after a number."""
+    return (re.compile(rf"(?<![\w\-]){shape}(?![\w]|-\d)"),
+            re.compile(rf"\s*(?:to|through|thru|till|until|bis|à|a|al|[-–—~])\s*({shape})(?![\w]|-\d)", re.IGNORECASE))
 
 
 _OWN_LABEL = re.compile(r"(?<![\w\-])([^\W\d_]{2,})\s?[:：]\s*$")

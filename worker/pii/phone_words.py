@@ -57,4 +57,10 @@ def service_number(text: str, start: int, value: str) -> bool:
     if not before or before[-1] not in _LEAD_WORDS:
         return False
     called = any(word in _CALL_WORDS for word in before) or before[-1] == "is" and "line" in before
-    return called and _AFTER.match(text, start + len(value)) is not None
+    return called and _AFTER.match(text, start + len(value)) is not None \
+        and not _CELLS.search(text, max(0, start - 40), start)
+
+
+# "id,name,email,phone\n1042,...": a table's header row, its last cell a phone's word, then the
+# first cell of a row; in the analysed view the line break between them is a space.
+_CELLS = re.compile(r"[^\W\d_],[^\W\d_]+\s+$")

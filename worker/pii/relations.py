@@ -67,7 +67,7 @@ def relatives(text: str) -> list[Hit]:
 
 
 def _known_given(word: str) -> bool:
-    return "g" in gazetteer().get(word, "") and word not in STOP_WORDS and word not in _LOWER_WORDS \
+    return "g" in gazetteer().get(word, "") and word not in STOP_WORDS and word not in FAMILY_WORDS \
         and word not in _PRONOUNS and word not in PARTICLES
 
 
@@ -78,10 +78,10 @@ _PRONOUNS = frozenset({"anda", "kamu", "dia", "saya", "mereka", "kami", "kita", 
 
 
 def _common(word: str) -> bool:
-    return word in STOP_WORDS or word in _LOWER_WORDS or is_common(word)
+    return word in STOP_WORDS or word in FAMILY_WORDS or is_common(word)
 
 
-_LOWER_WORDS = frozenset(_WORDS)
+FAMILY_WORDS = frozenset(_WORDS)
 
 
 # A known given name opening a sentence, then what only a person is or does: "Victoria is the

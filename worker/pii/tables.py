@@ -36,3 +36,17 @@ def column_name(text: str, start: int) -> str | None:
     else:
         return None
     return cells[index].strip().strip('"').lower() if index < len(cells) else None
+
+
+def row_end(text: str, start: int, end: int) -> int:
+    """Where a value found at ``start:end`` in a CSV table's last column ends, when the match ran
+    on over the space that joins the row to the next and into that row's first cell ("+44 29
+    2018 0475 1043,Aled ...": ``1043`` is the next row's id)."""
+    header = _CSV_HEADER.match(text)
+    if text[end:end + 1] not in (",", ";") or header is None:
+        return end
+    cells = [cell.strip().strip('"').lower() for cell in header.group("cells").split(header.group("d"))]
+    cut = text.rfind(" ", start, end)
+    if cut <= start or len(cells) < 2 or column_name(text, start) != cells[-1]:
+        return end  # a value of another column runs to its own delimiter
+    return cut

@@ -53,10 +53,12 @@ def every_copy(text: str, findings: Sequence[Finding]) -> list[Finding]:
     name is the name model's to repeat (it reads each occurrence's context)."""
     added: list[Finding] = []
     covered = [(f.start, f.end) for f in findings]
+    seen: set[str] = set()
     for f in findings:
         value = text[f.start:f.end]
-        if f.entity_type == "PERSON" or len(re.sub(r"[\W_]", "", value)) < MIN_COPIED_VALUE:
+        if f.entity_type == "PERSON" or len(re.sub(r"[\W_]", "", value)) < MIN_COPIED_VALUE or value in seen:
             continue
+        seen.add(value)
         for match in re.finditer(rf"(?<![\w+])(?<!\d )(?<!\d-){re.escape(value)}(?!\w|[.,\-]\w| \d)", text):
             if not any(s < match.end() and match.start() < e for s, e in covered):
                 added.append(Finding(f.entity_type, match.start(), match.end(), f.score, f.recognizer))

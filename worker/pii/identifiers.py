@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from ibex_worker.pii import tables
 from ibex_worker.pii.checksums import cn_resident_id_valid, creditor_reference_valid, es_dni_valid
 from ibex_worker.pii.context import words_before
 from ibex_worker.pii.business import BUSINESS, record_compound
@@ -50,6 +51,7 @@ ID_KEYWORDS: dict[str, str] = {
         "rijksregisternummer", "rijksregister", "registre national", "insz", "versichertennummer",
         "krankenversichertennummer", "kvnr", "kitambulisho", "namba ya kitambulisho",
         "паспорт", "паспорта", "загранпаспорт", "инн", "снилс", "паспорт рф", "ідентифікаційний код", "рнокпп",
+        "iin", "иин",
     ], "NATIONAL_ID"),
 }
 _CONNECTORS = frozenset({"number", "numbers", "no", "nr", "num", "n°", "nº", "#", "is", "es", "è", "é", "ist",
@@ -73,7 +75,9 @@ def named_ids(text: str) -> list[Hit]:
     names nothing else, further on in its clause (``_later_in_clause``: "PESEL do umowy:
     85031204567", "身份证号（张伟）：110105199003071234")."""
     hits = []
-    keywords = [(_KEYWORD_BY_FOLD[matched_key(m.group(1))], m.end()) for m in _KEYWORD_RE.finditer(text)] \
+    keyed = text.replace("_", " ")  # a key's words joined by underscores ("id_number", "nhs_no"), same offsets
+    header = tables.header_end(text)  # a CSV header's id names its column's cells, not what follows it
+    keywords = [(_KEYWORD_BY_FOLD[matched_key(m.group(1))], m.end()) for m in _KEYWORD_RE.finditer(keyed, header)] \
         + [("national id", m.end()) for m in _CJK_KEYWORD_RE.finditer(text)]
     for keyword, end in keywords:
         dotted = end + 1 if text[end:end + 1] == "." and keyword.endswith((" no", " nr")) else end  # "Passport no."
@@ -82,6 +86,11 @@ def named_ids(text: str) -> list[Hit]:
                 or _COMPANY_AFTER.match(text, span[1]) or format_mask(text[span[0]:span[1]]):
             continue
         hits.append(Hit(ID_KEYWORDS[keyword], span[0], span[1], NAMED))
+    for start, column in tables.cells(text):
+        keyword = _KEYWORD_BY_FOLD.get(matched_key(column.replace("_", " ")))
+        span = _value_groups(text, start + (text[start:start + 1] == '"')) if keyword else None
+        if span is not None and not _not_a_person_s(keyword, text[span[0]:span[1]]):
+            hits.append(Hit(ID_KEYWORDS[keyword], span[0], span[1], NAMED))  # "nhs_no" column: "943 476 5919"
     return hits
 
 
@@ -192,9 +201,9 @@ def _id_value(text: str, cursor: int) -> tuple[int, int] | None:
     """Skip connectors and punctuation after a keyword ("number", "no.", "(DE):", "es"),
     then take the value's groups."""
     for token in list(re.finditer(r"\S+", text[cursor:cursor + 80]))[:7]:
-        bare = token.group(0).strip("()[]:.,=#-–").lower()
+        bare = token.group(0).strip("()[]:.,=#-–\"'“”‘’<>").lower()
         if bare and (bare not in _CONNECTORS or _has_digits(bare)):
-            start = cursor + token.start() + (len(token.group(0)) - len(token.group(0).lstrip("([:#=")))
+            start = cursor + token.start() + (len(token.group(0)) - len(token.group(0).lstrip("([:#=\"'“‘<>")))
             return _value_groups(text, start)
     return None
 

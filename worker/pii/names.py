@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from spacy.lang.en.stop_words import STOP_WORDS
 
+from ibex_worker.pii import tables
 from ibex_worker.pii.casing import matched_key
 from ibex_worker.pii.lexicon import capitalised_share, gazetteer, is_common, places, rare
 from ibex_worker.pii.name_words import (ANNOUNCING, GROUP_MENTIONS, NOT_A_NAME_OBJECT, NOT_NAME_CONTEXT, ORG_WORDS,
@@ -41,7 +42,7 @@ NAME_SHARE = 0.15  # a common word capitalised this often in running text is als
 
 def cued_names(text: str) -> list[Hit]:
     hits = []
-    for cue in _CUE_RE.finditer(text):
+    for cue in _CUE_RE.finditer(text, tables.header_end(text)):  # "name,price,stock" is a table's header
         level = 2 if _NAMING.search(cue.group(0)) else _LEVEL[matched_key(cue.group(1))]
         if level == TITLE and _NUMBER_NEAR.search(text[max(0, cue.start() - 60):cue.start()]):
             level = 2  # "500 ms Kafka", "12 Oak Dr. Springfield": a unit or a street type

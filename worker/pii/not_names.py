@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from ibex_worker.pii import tables
 from ibex_worker.pii.name_words import RELATIONS
 from ibex_worker.pii.relations import FAMILY_WORDS
 
@@ -30,8 +31,8 @@ def not_a_name(text: str, start: int, end: int) -> bool:
     """A format's mask, digits read out, an invoice's heading ("Bill to:"), a part of a time
     zone's id, or a weekday that opens or closes a range of weekdays."""
     value = text[start:end]
-    if _FORMAT_MASK.fullmatch(value) or _SPELLED_DIGITS.fullmatch(value):
-        return True
+    if _FORMAT_MASK.fullmatch(value) or _SPELLED_DIGITS.fullmatch(value) or end <= tables.header_end(text):
+        return True  # ... or a CSV table's header ("name,price,stock")
     heading = _HEADING.match(text, start)
     if heading is not None and heading.end() == end:
         return True

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import re
 
-# A CSV header at the text's start, cells without spaces ("serial,model,old_fw,new_fw"), or a
-# Markdown header before its separator row ("| host | ip | fw | |---|").
-_CSV_HEADER = re.compile(r"\s*(?P<cells>[^\W\d][\w./-]*(?:(?P<d>[,;])[^\W\d][\w./-]*)+)(?=\s)")
+# A CSV header at the text's start, cells without spaces unless quoted ("serial,model,old_fw,new_fw",
+# '"contact","company"', "ssn|name|state"), or a Markdown header before its separator row
+# ("| host | ip | fw | |---|").
+_CELL_NAME = r"(?:[^\W\d][\w./-]*|\"[^\W\d][\w./ -]{0,30}\")"
+_CSV_HEADER = re.compile(rf"\s*(?P<cells>{_CELL_NAME}(?:(?P<d>[,;|]){_CELL_NAME})+)(?=\s)")
 # What stands between a CSV delimiter and a cell's value: nothing, or the previous row's last
 # cell (quoted if it holds spaces) and the space that joins the rows.
-_CELL_START = re.compile(r"(?:(?:\"[^\"]*\"|[^\s,;\"]+) )?")
+_CELL_START = re.compile(r"(?:(?:\"[^\"]*\"|[^\s,;|\"]+) )?")
 _MARKDOWN_HEADER = re.compile(r"\s*(?P<cells>\|(?:[^|\d]+\|)+?)\s*(?=\|\s*:?-{3,})")
 
 
@@ -50,3 +52,50 @@ def row_end(text: str, start: int, end: int) -> int:
     if cut <= start or len(cells) < 2 or column_name(text, start) != cells[-1]:
         return end  # a value of another column runs to its own delimiter
     return cut
+
+
+def header_end(text: str) -> int:
+    """Where a CSV header at the text's start ends (0: the text starts with none)."""
+    header = _CSV_HEADER.match(text)
+    return header.end() if header else 0
+
+
+def cells(text: str) -> list[tuple[int, str]]:
+    """``(start, column name)`` of each cell of a CSV table after a delimiter (a row's first
+    cell, glued to the row before by a space, is left out)."""
+    header = _CSV_HEADER.match(text)
+    if header is None:
+        return []
+    found = []
+    for match in re.finditer(re.escape(header.group("d")), text[header.end():]):
+        start = header.end() + match.end()
+        name = column_name(text, start)
+        if name is not None:
+            found.append((start, name))
+    return found
+
+
+def first_cells(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of each row's first cell of a CSV table, where the view's joining space
+    can be told from the cell's own: the cell holds words of letters, and the previous row's
+    last cell ends in a digit or a quote ("... 029 2018 0475 Sian Evans,sian@...")."""
+    header = _CSV_HEADER.match(text)
+    if header is None:
+        return []
+    delimiter, width = header.group("d"), len(header.group("cells").split(header.group("d")))
+    found = []
+    for index, match in enumerate(re.finditer(re.escape(delimiter), text[header.end():])):
+        if index % (width - 1) != 0:
+            continue
+        end = header.end() + match.start()
+        if index == 0:  # right after the header, whose end is known
+            cell = _HEADER_ROW_CELL.fullmatch(text, header.end(), end)
+        else:
+            cell = _FIRST_CELL.search(text, header.end(), end)
+        if cell is not None:
+            found.append((cell.start("value"), cell.end("value")))
+    return found
+
+
+_HEADER_ROW_CELL = re.compile(r" \"?(?P<value>[^\W\d_][^\W\d_'’\-]*(?: [^\W\d_][^\W\d_'’\-]*){0,3})\"?")
+_FIRST_CELL = re.compile(r"[\d\"] \"?(?P<value>[^\W\d_][^\W\d_'’\-]*(?: [^\W\d_][^\W\d_'’\-]*){0,3})\"?$")

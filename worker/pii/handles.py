@@ -73,7 +73,8 @@ nachname cognome nome sobrenome ad soyad ad_soyad patient patient_name employee_
 passenger attendee recipient applicant student guardian contact signer holder account_holder forename given
 family first last
 """.split())
-_CELL = re.compile(r"(?:(?<=[,;|])|(?<=\S ))\s?\"?(?P<value>[^\W\d_][^\W\d_'’\-]*(?: [^\W\d_][^\W\d_'’\-]*){0,3})\"?(?=\"?(?:[,;|]|\s|$))")
+_CELL = re.compile(r"(?:(?<=[,;|])|(?<=\S ))\s?\"?(?P<value>[^\W\d_][^\W\d_'’\-]*(?: [^\W\d_][^\W\d_'’\-]*){0,3})"
+                   r"\"?(?=\"?(?:[,;|]|\s|$))")
 
 
 def _name_cells(text: str) -> list[Hit]:
@@ -143,8 +144,8 @@ def _structured_names(text: str) -> list[Hit]:
 
 def _keyed_names(text: str) -> list[Hit]:
     """The value of a key that names a person's name: words of letters none of which is a common
-    word, a language's or a tool's name, nor a brand; after a key that also names products and teams ("name"), one of them a name the lists
-    hold."""
+    word, a language's or a tool's name, nor a brand; after a key that also names products and
+    teams ("name"), one of them a name the lists hold."""
     hits = []
     cursor = 0
     while (match := _KEYED.search(text, cursor)) is not None:

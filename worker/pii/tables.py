@@ -45,7 +45,7 @@ def row_end(text: str, start: int, end: int) -> int:
     on over the space that joins the row to the next and into that row's first cell ("+44 29
     2018 0475 1043,Aled ...": ``1043`` is the next row's id)."""
     header = _CSV_HEADER.match(text)
-    if text[end:end + 1] not in (",", ";") or header is None:
+    if text[end:end + 1] not in (",", ";", "|") or header is None:
         return end
     cells = [cell.strip().strip('"').lower() for cell in header.group("cells").split(header.group("d"))]
     cut = text.rfind(" ", start, end)
@@ -91,7 +91,7 @@ def first_cells(text: str) -> list[tuple[int, int]]:
         if index == 0:  # right after the header, whose end is known
             cell = _HEADER_ROW_CELL.fullmatch(text, header.end(), end)
         else:
-            cell = _FIRST_CELL.search(text, header.end(), end)
+            cell = _FIRST_CELL.search(text, max(header.end(), end - 120), end)
         if cell is not None:
             found.append((cell.start("value"), cell.end("value")))
     return found

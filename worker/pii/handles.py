@@ -73,8 +73,7 @@ nachname cognome nome sobrenome ad soyad ad_soyad patient patient_name employee_
 passenger attendee recipient applicant student guardian contact signer holder account_holder forename given
 family first last
 """.split())
-_CELL = re.compile(r"(?:(?<=[,;|])|(?<=\S ))\s?\"?(?P<value>[^\W\d_][^\W\d_'’\-]*(?: [^\W\d_][^\W\d_'’\-]*){0,3})"
-                   r"\"?(?=\"?(?:[,;|]|\s|$))")
+_CELL = re.compile(rf"(?:(?<=[,;|])|(?<=\S ))\s?\"?(?P<value>{tables.WORDS_CELL})\"?(?=\"?(?:[,;|]|\s|$))")
 
 
 def _name_cells(text: str) -> list[Hit]:

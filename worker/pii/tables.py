@@ -97,5 +97,7 @@ def first_cells(text: str) -> list[tuple[int, int]]:
     return found
 
 
-_HEADER_ROW_CELL = re.compile(r" \"?(?P<value>[^\W\d_][^\W\d_'’\-]*(?: [^\W\d_][^\W\d_'’\-]*){0,3})\"?")
-_FIRST_CELL = re.compile(r"[\d\"] \"?(?P<value>[^\W\d_][^\W\d_'’\-]*(?: [^\W\d_][^\W\d_'’\-]*){0,3})\"?$")
+# A cell of one to four words of letters (a person's name, a product's).
+WORDS_CELL = r"[^\W\d_][^\W\d_'’\-]*(?: [^\W\d_][^\W\d_'’\-]*){0,3}"
+_HEADER_ROW_CELL = re.compile(rf" \"?(?P<value>{WORDS_CELL})\"?")
+_FIRST_CELL = re.compile(rf"[\d\"] \"?(?P<value>{WORDS_CELL})\"?$")

@@ -16,111 +16,15 @@ import re
 from collections.abc import Iterable
 
 from ibex_worker.pii import address_vetoes as vetoes
+from ibex_worker.pii.address_anchors import (CODES, COMPOUND_STREET, NAMED_STREET, NUMBER_FIRST, POSTCODE,
+                                             PREFIX_FIRST, SPACED_SUFFIX_STREET, STRONG, UNIT_RE, UNIT_WORDS_RE, WEAK)
 from ibex_worker.pii.address_parts import PART_MAX_WORDS, address_like
-from ibex_worker.pii.address_words import (BOX_ABBREVIATIONS, BOXES, BUILDINGS, ENGLISH_JOINERS, FOREIGN_PREFIXES,
-                                           NOT_POSTCODE_LETTERS, NOT_PROSE,
-                                           NUMBER_NAMES, QUANTITIES, REGION_WORDS, STREET_PREFIXES, STREET_SUFFIXES,
-                                           STREET_TYPES, UNITS, US_STATES)
+from ibex_worker.pii.address_words import (BUILDINGS, ENGLISH_JOINERS, NOT_POSTCODE_LETTERS, NOT_PROSE, NUMBER_NAMES,
+                                           QUANTITIES, REGION_WORDS, US_STATES)
 from ibex_worker.pii.business import record_compound
 from ibex_worker.pii.lexicon import capitalised_share, is_common, places
 from ibex_worker.pii.numbers import LIKELY, Hit
 
-_W = r"[^\W\d_][\w'’.\-]{0,60}"  # a word (letters first; may hold digits, dots, hyphens)
-_NUM = r"\d+[a-z]?(?:[/\-]\d+[a-z]?)*"
-
-# Two-letter English words a Dutch postcode's letters must not be ("3296 of Windows").
-_SHORT_WORDS = "(?:of|in|to|at|on|is|it|by|or|an|as|be|do|go|he|me|my|no|so|up|us|we|am|pm|if|ok)\\b"
-_STREET_TYPE_RE = "|".join(sorted((re.escape(t) for t in STREET_TYPES), key=len, reverse=True))
-_PREFIX_RE = "|".join(sorted((re.escape(t) for t in STREET_PREFIXES), key=len, reverse=True))
-_SUFFIX_RE = "|".join(sorted((re.escape(t) for t in STREET_SUFFIXES), key=len, reverse=True))
-_BOX_RE = "|".join(sorted((re.escape(t) for t in BOXES if t not in BOX_ABBREVIATIONS), key=len, reverse=True))
-# "BP 44", "CP 1520": a box abbreviation is followed by a space or a point ("cp310" is a build tag).
-_BOX_ABBREVIATION_RE = "|".join(sorted((re.escape(t) for t in BOX_ABBREVIATIONS), key=len, reverse=True))
-_FOREIGN_PREFIX_RE = "|".join(sorted((re.escape(t) for t in FOREIGN_PREFIXES), key=len, reverse=True))
-_DIRECTION = r"(?:\s+(?:n|s|e|w|ne|nw|se|sw|north|south|east|west|o|nord|sud|ouest)(?![\w])\.?)?"
-
-# A number with a hyphenated group of five digits or more ("131-482117-24") numbers a record, not a door.
-_NOT_A_DOOR = r"(?!\d+[/\-]\d{5,})"
-# "14-01-2025" is a date, not a block address ("3-12-8 Jingumae").
-_NOT_A_DATE = r"(?!\d{1,2}-\d{1,2}-(?:19|20)\d\d(?!\d))"
-_STREET_NAME = rf"(?:(?:{_W}|\d+(?:st|nd|rd|th))\s+){{1,4}}"
-# 12 rue des Martyrs / 27 allée des Tilleuls ("via" is English too: only before a name)
-_NUMBER_FIRST = re.compile(
-    rf"(?<![\w\-/:])(?!\d{{4}}-\d\d-\d\d){_NOT_A_DOOR}{_NUM}(?:\s+(?:bis|ter|quater))?,?\s+(?P<prefix>{_PREFIX_RE})\s+"
-    rf"(?P<name>(?:{_W}\s+){{0,3}}{_W})", re.IGNORECASE)
-# Calle de Alcalá 214 / ul. Piotrkowska 120 / Jl. Kemang Raya No. 8
-_PREFIX_FIRST = re.compile(
-    rf"(?<![\w])(?P<prefix>{_PREFIX_RE})\s+(?P<name>(?:{_W}\s+){{0,4}})(?:no\.?\s*|nº\s*|n°\s*|#\s*|nr\.?\s*)?{_NUM}"
-    r"(?![\w]|[.:]\d)", re.IGNORECASE)
-# Anchors that are addresses by themselves: a street line with its number, a box.
-_STRONG = [
-    # 221b Baker Street / 3150 N Lake Shore Dr / 2118 W 4th Ave / 1205 - 88 Harbour St
-    re.compile(rf"(?<![\w\-/])(?<!\d[.,])(?!(?:19|20)\d\d-(?:0[1-9]|1[0-2])(?!\d)){_NOT_A_DOOR}"
-               rf"(?:(?:no\.?|nº|n°|#)\s*)?{_NUM}(?:\s*-\s*\d+)?,?\s+{_STREET_NAME}"
-               rf"(?:{_STREET_TYPE_RE})(?![\w]|-\d){_DIRECTION}",
-               re.IGNORECASE),
-    _NUMBER_FIRST,
-    _PREFIX_FIRST,
-    # Rua Augusta, 150 / C/ Mayor, 23 / ul. Tverskaya, d. 15
-    re.compile(rf"(?<![\w])(?:{_FOREIGN_PREFIX_RE})\s*(?:{_W}\s+){{0,3}}{_W},\s*"
-               rf"(?:no\.?\s*|nº\s*|n°\s*|d\.\s*|dom\s+|д\.\s*|nr\.?\s*)?{_NUM}(?![\w]|[,.]\d)", re.IGNORECASE),
-    # 45 Haeundaehaebyeon-ro / 22 Teheran-ro 87-gil (Korean road names)
-    re.compile(rf"(?<![\w\-/]){_NUM}\s+{_W}-(?:ro|gil|daero)(?:\s+\d+(?:beon)?-gil)?(?![\w])", re.IGNORECASE),
-    # 〒150-0002 (a Japanese postcode, marked as one)
-    re.compile(r"〒\s?\d{3}-?\d{4}(?!\d)"),
-    # Kastanienallee 41 / Vasagatan 7 / Mariahilfer Straße 112/14 / Bağdat Caddesi No:245
-    _COMPOUND_STREET := re.compile(rf"(?<![\w])[^\W\d_][\w'’\-]{{0,60}}(?:{_SUFFIX_RE})\s+(?:no[.:]?\s*)?{_NUM}"
-                                   rf"(?:\s+[a-h]\s+\d{{1,4}})?(?![\w])", re.IGNORECASE),  # "Hämeenkatu 31 A 8"
-    _SPACED_SUFFIX_STREET := re.compile(rf"(?<![\w]){_W}\s+(?:{_SUFFIX_RE})\s+(?:no[.:]?\s*)?{_NUM}(?![\w])",
-                                        re.IGNORECASE),
-    # PO Box 4412 / Postfach 210 / Caixa Postal 1520 / BP 44 / Private Bag X9
-    re.compile(rf"(?<![\w])(?:(?:{_BOX_RE})\s*[a-z]?|(?:{_BOX_ABBREVIATION_RE})[\s.:]\s*)\d+[a-z]?(?:-\d+)?"
-               r"(?![\w]|[/.,]\d)", re.IGNORECASE),
-    # 3-12-8 Jingumae (Japanese chome-ban-go)
-    re.compile(rf"(?<![\w\-]){_NOT_A_DATE}\d{{1,2}}-\d{{1,3}}-\d{{1,4}}\s+{_W}", re.IGNORECASE),
-    # Blk 456 Ang Mo Kio Ave 10 / Plot 14 / House No. 5-9-22/1
-    re.compile(rf"(?<![\w])(?:blk|plot|house\s+no\.?|h\.\s?no\.?|door\s+no\.?)\s*(?!\d{{6}}){_NUM}(?![\w])"
-               r"(?!\s*(?:m²|m2|sq|sqm|ft²|ft|acres?|ha|hectares?)(?![\w]))", re.IGNORECASE),
-]
-# British and Canadian postcodes name a handful of doors: an address with or without more parts.
-_CODES = re.compile(r"(?<![\w])(?:[a-z]{1,2}\d[a-z\d]?\s\d[a-z]{2}|[a-z]\d[a-z]\s\d[a-z]\d)(?![\w])", re.IGNORECASE)
-# Anchors that only count when address parts follow or precede them: a street without a
-# number (``Ngong Road, Kilimani``), a postcode (``..., Kolkata 700091``), an Indian layout.
-_WEAK = [
-    # Route 9 / RR 2 / County Road 12 (rural routes)
-    re.compile(r"(?<![\w])(?:rural route|county road|state route|route|rte|rr|hwy|highway|farm road|fm)\s+\d+"
-               r"(?![\w]|[,.]\d)", re.IGNORECASE),
-    # Box 212 / 21B Street / Shibuya 2-21-1 (a bare box, a numbered street, a block address name-first)
-    re.compile(r"(?<![\w])box\s*\d+(?![\w]|[,.]\d)", re.IGNORECASE),
-    re.compile(r"(?<![\w\-/])\d+[a-z]?\s+(?:street|road)(?![\w])", re.IGNORECASE),
-    re.compile(rf"(?<![\w]){_W}\s+{_NOT_A_DATE}\d{{1,2}}-\d{{1,3}}-\d{{1,4}}(?![\w\-])", re.IGNORECASE),
-    # Co. Leitrim / County Durham (not "Co. Ltd")
-    re.compile(r"(?<![\w])(?:co\.|county)\s+(?!ltd|limited|inc|kg|llc|plc|pte|kgaa|ag)(?P<place>[^\W\d_]+)",
-               re.IGNORECASE),
-    _NAMED_STREET := re.compile(rf"(?<![\w]){_STREET_NAME}(?:{_STREET_TYPE_RE})(?![\w]|-\d){_DIRECTION}",
-                                re.IGNORECASE),
-    re.compile(r"(?<![\w])\d+(?:st|nd|rd|th)\s+(?:main|cross|block|stage|phase|sector|avenue|street|road)"
-               r"(?:\s+road)?(?![\w])", re.IGNORECASE),
-    re.compile(r"(?<![\w])(?:sector|phase|pocket|block)\s+\d{1,4}[a-z]?(?![\w]|[,.]\d)", re.IGNORECASE),
-    re.compile(rf"(?<![\w])(?:[a-z]\d{{2}}\s(?=[a-z]*\d)(?=\d*[a-z])[a-z\d]{{4}}|[1-9]\d{{3}}\s(?!{_SHORT_WORDS})"
-               rf"(?P<letters>[a-z]{{2}})|(?:{US_STATES})\s\d{{5}}(?:-\d{{4}})?)(?![\w])", re.IGNORECASE),
-    # 10961 Berlin / 100 00 Praha / 31-609 Kraków / 1100-053 Lisboa: a postcode before a place name
-    re.compile(r"(?<![\w\-.,/:#])(?P<code>\d{5}|\d{4}|\d{3}\s\d{2}|\d{2}-\d{3}|\d{4}-\d{3}|\d{3})\s+"
-               r"(?P<place>[^\W\d_][\w\-]*)"),
-    # Kolkata 700091 / São Paulo 01426-001: a place name (capitalised in the view) and a postcode
-    re.compile(r"(?<![\w])(?P<place>[^\W\d_]+)\s+(?:\d{5,6}|\d{5}-\d{3}|\d{4}-\d{3}|\d{3}-\d{4}|\d{2}-\d{3})"
-               r"(?![\w\-]|[.,]\d)"),
-]
-# A unit word, whole ("po" is no unit in "postal").
-_UNIT_WORDS_RE = "(?:" + "|".join(sorted((re.escape(u) for u in UNITS), key=len, reverse=True)) + \
-    r")(?:(?<=[.#])|(?![^\W\d_]))"
-_UNIT_RE = re.compile(
-    rf"^(?:(?:{_UNIT_WORDS_RE})\s*[:#]?\s*[\w\-/]+|"
-    rf"[a-z]?-?\d+[a-z]?(?:[/\-]\d+)?[a-z]?)(?:\s+{_W}){{0,3}}$", re.IGNORECASE)
-_POSTCODE = re.compile(
-    r"\b(?:\d{5}(?:-\d{4})?|\d{3}\s?\d{2}|\d{4,6}|\d{2}-\d{3}|\d{4}-\d{3}|\d{5}-\d{3}|\d{3}-\d{4}|"
-    r"[a-z]{1,2}\d[a-z\d]?\s*\d[a-z]{2}|[a-z]\d[a-z]\s?\d[a-z]\d|\d{4}\s?[a-z]{2}|[a-z]\d{2}\s?[a-z\d]{4})\b",
-    re.IGNORECASE)
 # How far back a part before an anchor is read: no address part is longer, and reading a long text
 # without commas back to its start for each anchor would cost the square of its length.
 _REACH = 240
@@ -132,43 +36,43 @@ _PART_STOP = r"[^,|;·•\n]+"
 
 def addresses(text: str) -> list[Hit]:
     spans: list[tuple[int, int]] = []
-    for anchor in _STRONG:
+    for anchor in STRONG:
         for match in anchor.finditer(text):
-            if anchor in (_PREFIX_FIRST, _NUMBER_FIRST) and not vetoes.street_name(match.group("prefix"),
+            if anchor in (PREFIX_FIRST, NUMBER_FIRST) and not vetoes.street_name(match.group("prefix"),
                                                                             match.group("name")):
                 continue
-            if anchor is _PREFIX_FIRST and not match.group("name").strip() \
+            if anchor is PREFIX_FIRST and not match.group("name").strip() \
                     and not re.match(r"\s*(?:#|no\.?|n[°º])\s*\d", text[match.end():], re.IGNORECASE):
                 span = _extend(text, match.start(), match.end(), weak=True)
                 if span is not None:
                     spans.append(span)
                 continue  # "Soi 11", "Quai 11": a prefix and a number alone name a lane or a platform
                 # ("Carrera 7 # 71-21" numbers its door after the sign)
-            if anchor is _PREFIX_FIRST and vetoes.scandinavian_by(match.group("prefix"), match.group("name")):
+            if anchor is PREFIX_FIRST and vetoes.scandinavian_by(match.group("prefix"), match.group("name")):
                 continue  # "prövas av nämnden för bygglov inom 6": Swedish "by", not "Av." (an avenue)
-            if anchor is _NUMBER_FIRST and match.group("prefix").lower() in vetoes.NAME_FIRST_PREFIXES:
+            if anchor is NUMBER_FIRST and match.group("prefix").lower() in vetoes.NAME_FIRST_PREFIXES:
                 continue  # "2025 im Sekretariat": German streets are named before their number ("Im Tal 5")
-            if anchor in (_COMPOUND_STREET, _SPACED_SUFFIX_STREET) and is_common(match.group(0).split()[0].lower()):
+            if anchor in (COMPOUND_STREET, SPACED_SUFFIX_STREET) and is_common(match.group(0).split()[0].lower()):
                 continue  # "bring 70 mph gusts", "outside gate 3": an English word, not a street's name
-            if anchor in (_COMPOUND_STREET, _SPACED_SUFFIX_STREET) and re.search(r"\s(?:no[.:]?\s*)?\d{4,}",
+            if anchor in (COMPOUND_STREET, SPACED_SUFFIX_STREET) and re.search(r"\s(?:no[.:]?\s*)?\d{4,}",
                                                                                   match.group(0), re.IGNORECASE):
                 continue  # "REWE Markt 4417": a store's number; a street named first numbers its doors lower
             if match.group(0)[:1].isdigit() and vetoes.record_number(text, match.start()):
                 continue  # "port 6432 via Pgbouncer": the number is a record's, not a door's
             if vetoes.plausible_anchor(match.group(0)) and not vetoes.HIGHWAY.fullmatch(match.group(0)):
                 span = _extend(text, match.start(), match.end(), weak=False) or (match.start(), match.end())
-                if anchor is _SPACED_SUFFIX_STREET and vetoes.boarding_gate(text, match.group(0)) \
+                if anchor is SPACED_SUFFIX_STREET and vetoes.boarding_gate(text, match.group(0)) \
                         and not _place_like(text[match.end():span[1]]):
                     continue  # "flight BA 2490 from Gatwick gate 14, boards": a gate ("... gate 22, Oslo" is a street)
                 spans.append(span)
-    for anchor in _WEAK:
+    for anchor in WEAK:
         for match in anchor.finditer(text):
             if "place" in anchor.groupindex and not vetoes.may_be_place(match) \
                     or vetoes.CONTAINER.match(text, match.start()):
                 continue  # not a place's name; "MSCU 472819 6": a shipping container's number
-            if anchor is _NAMED_STREET and vetoes.landmark_after(text, match.end()):
+            if anchor is NAMED_STREET and vetoes.landmark_after(text, match.end()):
                 continue  # "Oxford Street station": a place named after the street
-            if anchor is _NAMED_STREET and re.search(r"\bav$", match.group(0), re.IGNORECASE) \
+            if anchor is NAMED_STREET and re.search(r"\bav$", match.group(0), re.IGNORECASE) \
                     and vetoes.scandinavian_by("av", " ".join(text[match.end():].split()[:3])):
                 continue  # "ärendet handläggs av enheten för ...": Swedish "by", not an avenue
             if match.groupdict().get("letters") and (match.group("letters").lower() in NOT_POSTCODE_LETTERS
@@ -184,18 +88,18 @@ def addresses(text: str) -> list[Hit]:
             if first[:1].isdigit() and (vetoes.record_number(text, match.start()) or vetoes.quantity(match.group(0))):
                 continue  # "port 6432 via", "1000 Mbps full duplex": a record's number or an amount
             start = vetoes.plausible_start(text, match.start(), match.end())
-            if anchor is _NAMED_STREET and start is not None and len(text[start:match.end()].split()) < 2 \
+            if anchor is NAMED_STREET and start is not None and len(text[start:match.end()].split()) < 2 \
                     and not re.match(r"\.?\s+[^\W\d_]", text[match.end():]):
                 continue  # "row 14", "$25 per walk, keys ...": a street's type with no name before or after it
             span = _extend(text, start, match.end(), weak=True) if start is not None else None
-            if anchor is _NAMED_STREET and span is not None and vetoes.plain_english(match.group(0)) \
-                    and not vetoes.names_a_place(text[span[0]:span[1]], _CODES):
+            if anchor is NAMED_STREET and span is not None and vetoes.plain_english(match.group(0)) \
+                    and not vetoes.names_a_place(text[span[0]:span[1]], CODES):
                 continue  # "second place out of 14 teams", "dead row versions": English words and numbers
             if span is not None and vetoes.SEATING.search(text, span[0], span[1]):
                 continue  # "block 112, row K, seats 14-15": a seat in a hall (a street line is found anyway)
             if span is not None:
                 spans.append(span)
-    for match in _CODES.finditer(text):
+    for match in CODES.finditer(text):
         spans.append(_extend(text, match.start(), match.end(), weak=True, alone=True) or (match.start(), match.end()))
     return [Hit("STREET_ADDRESS", start, end, LIKELY) for start, end in _merge(spans)]
 
@@ -306,7 +210,7 @@ def _extend_right(text: str, end: int) -> int:
 
 def _place_after_postcode(before: str, part: str) -> int:
     """Length of a known place that follows a postcode without a comma (``M5C 1S6 CANADA``)."""
-    if not re.search(rf"(?:{_POSTCODE.pattern})$", before, re.IGNORECASE):
+    if not re.search(rf"(?:{POSTCODE.pattern})$", before, re.IGNORECASE):
         return 0
     words = list(re.finditer(r"[^\W\d_][\w\-]*", part))
     for count in (2, 1):
@@ -321,7 +225,7 @@ def _postcode_start(part: str) -> bool:
     postcode, a region code or a state and its ZIP (``Leeds LS6 2QJ``, ``Bondi NSW 2026``,
     ``Portland OR 97215``)."""
     first = part.split()[0]
-    return bool(_POSTCODE.match(part) or _STATE_AND_ZIP.match(part)) or first.lower().strip(".") in REGION_WORDS
+    return bool(POSTCODE.match(part) or _STATE_AND_ZIP.match(part)) or first.lower().strip(".") in REGION_WORDS
 
 
 _STATE_AND_ZIP = re.compile(rf"(?:{US_STATES})\.?\s+\d{{5}}(?:-\d{{4}})?(?!\d)", re.IGNORECASE)
@@ -330,7 +234,7 @@ _STATE_AND_ZIP = re.compile(rf"(?:{US_STATES})\.?\s+\d{{5}}(?:-\d{{4}})?(?!\d)",
 _UNIT_BEFORE = re.compile(
     r"(?:^|(?<=\s))(?:unit|apt\.?|apartment|flat|suite|ste\.?|room|office|#)\s*[\w\-/]*\d[\w\-/]*,?\s+$", re.IGNORECASE)
 # A unit closing a part that began as prose: "send it to flat 3b, house 7, road 2".
-_UNIT_TAIL = re.compile(rf"(?:^|(?<=\s))(?:{_UNIT_WORDS_RE})\s*[:#]?\s*[\w\-/]*\d[\w\-/]*$", re.IGNORECASE)
+_UNIT_TAIL = re.compile(rf"(?:^|(?<=\s))(?:{UNIT_WORDS_RE})\s*[:#]?\s*[\w\-/]*\d[\w\-/]*$", re.IGNORECASE)
 # A part of the left context: up to a comma-like mark, or a slash between spaces ("Name: X / Villa 21").
 _LEFT_PART = re.compile(r"(?:^|\s/\s|[,|;·•:\n()])\s*((?:(?!\s/\s)[^,|;·•:\n()])+?)\s*,\s*$")
 
@@ -342,7 +246,7 @@ def _extend_left(text: str, start: int, *, general: bool) -> int:
     if unit is not None:
         start = start - (len(text[max(0, start - 30):start]) - unit.start())
     own = _OWN_LEFT.search(text, max(0, start - _REACH), start).group(0)
-    if not general and own.strip() and _UNIT_RE.match(own.strip()):
+    if not general and own.strip() and UNIT_RE.match(own.strip()):
         start -= len(own.lstrip())  # "99/12 Moo 3, Soi Sukhumvit 71": the unit in the street's own part
     if general:
         taken = 0 if own.split()[-1:] and own.split()[-1].lower() in ENGLISH_JOINERS else _address_suffix(own)
@@ -361,7 +265,7 @@ def _extend_left(text: str, start: int, *, general: bool) -> int:
                 else start
         if _unit_or_building(part.strip()) or general and address_like(part.strip()):
             start = match.start(1) + len(part) - len(part.lstrip())
-            general = general and not any(street.search(part) for street in _STRONG)  # only units before a street
+            general = general and not any(street.search(part) for street in STRONG)  # only units before a street
             continue
         tail = _UNIT_TAIL.search(part)
         taken = _address_suffix(part) if general else len(part) - tail.start() if tail else 0
@@ -386,7 +290,7 @@ def _unit_or_building(part: str) -> bool:
     words = part.split()
     if not words or len(words) > 5:
         return False
-    if _UNIT_RE.match(part):
+    if UNIT_RE.match(part):
         return True
     named = words[-2] if len(words) > 1 and words[-1][:1].isdigit() else words[-1]
     return named.lower().rstrip(".") in BUILDINGS  # "Sakura Mansion 201"

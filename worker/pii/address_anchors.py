@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 
 from ibex_worker.pii.address_words import (BOX_ABBREVIATIONS, BOXES, FOREIGN_PREFIXES, STREET_PREFIXES,
-                                           STREET_SUFFIXES, STREET_TYPES, UNITS, US_STATES)
+                                           QUANTITIES, STREET_SUFFIXES, STREET_TYPES, UNITS,
+                                           US_STATES)
 
 W = r"[^\W\d_][\w'’.\-]{0,60}"  # a word (letters first; may hold digits, dots, hyphens)
 NUM = r"\d+[a-z]?(?:[/\-]\d+[a-z]?)*"
@@ -45,8 +46,12 @@ STRONG = [
     NUMBER_FIRST,
     PREFIX_FIRST,
     # Rua Augusta, 150 / C/ Mayor, 23 / ul. Tverskaya, d. 15
-    re.compile(rf"(?<![\w])(?:{_FOREIGN_PREFIX_RE})\s*(?:{W}\s+){{0,3}}{W},\s*"
-               rf"(?:no\.?\s*|nº\s*|n°\s*|d\.\s*|dom\s+|д\.\s*|nr\.?\s*)?{NUM}(?![\w]|[,.]\d)", re.IGNORECASE),
+    re.compile(rf"(?<![\w])(?:{_FOREIGN_PREFIX_RE})\s*(?:{W}\s+){{0,3}}{W}[,،]\s*"
+               rf"(?:no\.?\s*|nº\s*|n°\s*|d\.\s*|dom\s+|д\.\s*|nr\.?\s*|مبنى\s*|رقم\s*)?{NUM}(?![\w]|[,.]\d)",
+               re.IGNORECASE),
+    # 3517 W Armitage apt 2: a number, a direction and a street's name without its type, then a flat
+    re.compile(rf"(?<![\w\-/.,]){NUM}\s+(?:n|s|e|w|north|south|east|west)\.?\s+{W}(?:\s+{W})?\s+"
+               r"(?:apt|unit|suite|ste|#)\.?\s*[\w\-]*\d[\w\-]*(?![\w])", re.IGNORECASE),
     # 45 Haeundaehaebyeon-ro / 22 Teheran-ro 87-gil (Korean road names)
     re.compile(rf"(?<![\w\-/]){NUM}\s+{W}-(?:ro|gil|daero)(?:\s+\d+(?:beon)?-gil)?(?![\w])", re.IGNORECASE),
     # 〒150-0002 (a Japanese postcode, marked as one)
@@ -62,8 +67,18 @@ STRONG = [
     # 3-12-8 Jingumae (Japanese chome-ban-go)
     re.compile(rf"(?<![\w\-]){_NOT_A_DATE}\d{{1,2}}-\d{{1,3}}-\d{{1,4}}\s+{W}", re.IGNORECASE),
     # Blk 456 Ang Mo Kio Ave 10 / Plot 14 / House No. 5-9-22/1
-    re.compile(rf"(?<![\w])(?:blk|plot|house\s+no\.?|h\.\s?no\.?|door\s+no\.?)\s*(?!\d{{6}}){NUM}(?![\w])"
+    re.compile(rf"(?<![\w])(?:blk|plot|house\s+no\.?|h\.\s?no\.?|door\s+no\.?)\s*(?!\d{{6}})"
+               rf"(?:{NUM}|[a-z]{{2}}-\d{{3,4}}-\d{{4}})(?![\w])"  # "House No. AK-039-5521": a Ghanaian digital address
                r"(?!\s*(?:m²|m2|sq|sqm|ft²|ft|acres?|ha|hectares?)(?![\w]))", re.IGNORECASE),
+    # 123 Moo 4 / 99/45 หมู่ 5 (a Thai village's number after the house's)
+    re.compile(r"(?<![\w\-/.,])\d{1,4}(?:/\d{1,4})?\s*(?:moo|หมู่(?:ที่)?|ม\.)\s*\d{1,2}(?![\w])", re.IGNORECASE),
+    # SQS 308 Bloco G (a superquadra of Brasília)
+    re.compile(r"(?<![\w])(?:sq[ns]w?|shis|shin|cln|cls|crn|crs)\s+\d{3}(?:\s+bloco\s+[a-z])?(?![\w])", re.IGNORECASE),
+    # मकान नं. 27 / गली नं. 4 / फ्लैट 12 / বাড়ি ১৮ / রোড ৫ (house, lane, flat, road in Hindi and Bengali)
+    re.compile(r"(?<![\w])(?:मकान|फ्लैट|प्लॉट|गली|बाड़ी|বাড়ি|বাসা|হোল্ডিং|ফ্ল্যাট|রোড|সড়ক)\s*"
+               r"(?:नं\.?|नंबर|संख्या|নং|নম্বর)?\s*\d{1,5}(?:[/\-]\d{1,4})?(?![\w])"),
+    # 45 एमजी रोड (a road named before its type in Hindi)
+    re.compile(r"(?<![\w\-/])\d{1,5}\s+\S{1,20}(?:\s+\S{1,20})?\s+(?:रोड|मार्ग)(?![\w])"),
 ]
 # British and Canadian postcodes name a handful of doors: an address with or without more parts.
 CODES = re.compile(r"(?<![\w])(?:[a-z]{1,2}\d[a-z\d]?\s\d[a-z]{2}|[a-z]\d[a-z]\s\d[a-z]\d)(?![\w])", re.IGNORECASE)
@@ -77,6 +92,12 @@ WEAK = [
     re.compile(r"(?<![\w])box\s*\d+(?![\w]|[,.]\d)", re.IGNORECASE),
     re.compile(r"(?<![\w\-/])\d+[a-z]?\s+(?:street|road)(?![\w])", re.IGNORECASE),
     re.compile(rf"(?<![\w]){W}\s+{_NOT_A_DATE}\d{{1,2}}-\d{{1,3}}-\d{{1,4}}(?![\w\-])", re.IGNORECASE),
+    # Villa 114, Mirador La Coleccion 1, Arabian Ranches, Dubai (a house numbered with no street: kept
+    # only when the address names a known place)
+    UNIT_LED := re.compile(r"(?<![\w])(?:villa|casa|house|nyumba|holding)\s+(?:no\.?\s*|n[°º]\s*|na\.\s*)?"
+                           r"\d{1,4}[a-z]?(?![\w]|[.,]\d)", re.IGNORECASE),
+    # Ward 6, District 3 (Vietnamese wards and districts, numbered)
+    re.compile(r"(?<![\w])(?:ward|phường)\s+\d{1,2},\s*(?:district|quận)\s+\d{1,2}(?![\w])", re.IGNORECASE),
     # Co. Leitrim / County Durham (not "Co. Ltd")
     re.compile(r"(?<![\w])(?:co\.|county)\s+(?!ltd|limited|inc|kg|llc|plc|pte|kgaa|ag)(?P<place>[^\W\d_]+)",
                re.IGNORECASE),
@@ -104,3 +125,24 @@ POSTCODE = re.compile(
     r"\b(?:\d{5}(?:-\d{4})?|\d{3}\s?\d{2}|\d{4,6}|\d{2}-\d{3}|\d{4}-\d{3}|\d{5}-\d{3}|\d{3}-\d{4}|"
     r"[a-z]{1,2}\d[a-z\d]?\s*\d[a-z]{2}|[a-z]\d[a-z]\s?\d[a-z]\d|\d{4}\s?[a-z]{2}|[a-z]\d{2}\s?[a-z\d]{4})\b",
     re.IGNORECASE)
+
+# Anchors whose first words may be prose ("it's Elm Grove no. 23"): the street starts at the
+# first word from which the rest reads as a street (``address_vetoes.plausible_start``).
+_DOOR_AFTER_TYPES = "street|st|road|rd|avenue|ave|drive|grove|crescent|terrace|boulevard|blvd|close|gardens|mews"
+_QUANTITY_AFTER = "|".join(sorted((re.escape(q) for q in QUANTITIES), key=len, reverse=True))
+NAMED_FIRST = [
+    # Elm Grove no. 23 / Harcourt Road number 58: a street, then its door's number
+    re.compile(rf"(?<![\w])(?P<street>{_STREET_NAME}(?:{_DOOR_AFTER_TYPES}))\.?\s+(?:number|no\.?|nr\.?|n[°º]|#)\s*"
+               r"\d{1,5}[a-z]?(?![\w]|[.,:/]\d)", re.IGNORECASE),
+    # Cihangir Mah. Akarsu Yokuşu No: 22 D: 5 (a Turkish neighbourhood, its streets, door and flat)
+    re.compile(rf"(?<![\w])(?P<street>(?:{W}\s+){{1,3}})(?:mah\.?|mahallesi)\s+(?:[\w'’.\-]+\s+){{0,8}}?"
+               r"no\s*[:.]?\s*\d+[a-z]?(?:\s*/\s*\d+)?(?:\s+(?:d|daire|kat)\s*[:.]?\s*\d+)?(?![\w])", re.IGNORECASE),
+    # Los Militares 5890, depto 1102 / Gorriti 4870 3° B / Ilica 128, 3. kat: a door, then a flat or floor
+    re.compile(rf"(?<![\w])(?P<street>(?:{W}\s+){{0,3}}{W})\s+\d{{1,5}}[a-z]?"
+               r"(?:(?:,\s*|\s+)(?:depto|dpto|apto|apt|piso|int|oficina|whg|wohnung)\.?\s*\d{1,4}[a-z]?(?![\w])"
+               r"|,?\s+\d{1,2}\.\s*kat(?![\w])|\s+\d{1,2}°(?!c(?![\w])|\s*[fk](?![\w]))\s*(?:piso\s*)?[a-z]?(?![\w]))",
+               re.IGNORECASE),
+    # Kenyatta Avenue 44: a street named by no English word, then its door's number
+    re.compile(rf"(?<![\w])(?P<street>{_STREET_NAME}(?:{_DOOR_AFTER_TYPES}))\s+\d{{1,3}}[a-z]?(?![\w]|[.,:/]\d)"
+               rf"(?!\s*(?:{_QUANTITY_AFTER})(?![\w]))", re.IGNORECASE),
+]

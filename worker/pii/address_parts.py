@@ -31,7 +31,7 @@ def _unit_letter(bare: list[str], index: int) -> bool:
     return len(bare[index]) == 1 and index > 0 and bare[index - 1] in NOT_PROSE
 
 
-_STATE_ZIP = re.compile(r"[a-z]{2}\.?\s+\d{5}(?:-\d{4})?", re.IGNORECASE)
+_STATE_ZIP = re.compile(r"[a-z]{2}\.?\s+(?:\d{5}(?:-\d{4})?|\d{6})", re.IGNORECASE)  # a US ZIP, an Indian PIN
 _PROSE_MARKS = re.compile(r"\d{3}[ .\-]\d{3}[ .\-]\d{3,4}|https?:|[!?]|\b\d{1,2}:\d{2}\b|\d+\s*(?:am|pm)\b"
                           rf"|[£$€¥₹]\s?\d|\d\s?[£$€¥₹%]|\d+\.\d+\.\d+|[→⇒°′″]|->|\d\s?(?:{CURRENCY_CODES})(?![\w])",
                           re.I)

@@ -135,6 +135,8 @@ def plausible_anchor(value: str) -> bool:
     if value[:1].isdigit() and quantity(value):
         return False
     words = [w.strip(".,").lower() for w in value.split()]
+    if len(words) == 3 and words[0][:1].isdigit() and words[1] == "the":
+        words = [words[0], words[2]]  # "12 The Crescent"
     return not any(w in FUNCTION_WORDS and (w not in NOT_PROSE or w in ENGLISH_JOINERS) for w in words)
 
 

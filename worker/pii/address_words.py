@@ -13,6 +13,7 @@ STREET_TYPES = (
     "salai", "nagar", "chowk", "colony", "enclave", "cove", "plaza", "row", "hill", "walk", "rise",
     "vale", "green", "circus", "embankment", "approach", "bypass", "causeway", "crossing", "ridge",
     "heights", "landing", "glade", "dale", "mount",
+    "пр.", "проспект", "ул.", "улица", "пер.", "переулок", "ш.", "шоссе", "наб.", "набережная", "бул.", "бульвар",
 )
 # Words that come before the street's name ("rue", "calle", "ul."): the number follows the name.
 STREET_PREFIXES = (
@@ -28,6 +29,7 @@ STREET_PREFIXES = (
     "ulitsa", "prospekt", "pr-t", "naberezhnaya", "pereulok", "per.", "shosse", "vulytsia", "vul.", "trav.",
     "tv.", "rruga", "str-da", "sos.", "șos.", "str.", "ул.", "улица", "вул.", "вулиця", "просп.",
     "проспект", "пер.", "переулок", "бул.", "бульвар", "наб.", "רחוב", "רח'", "שדרות", "شارع",
+    "derech", "sderot", "rehov", "rechov", "pje.", "pje", "cra", "gg.", "derb",
 )
 # Prefixes that are no English word: their street may give its number after a comma
 # ("Rua Augusta, 150", "C/ Mayor, 23", "ul. Tverskaya, d. 15").
@@ -38,6 +40,7 @@ FOREIGN_PREFIXES = (
     "rúa", "pasaje", "bv.", "bulevar", "carrera", "cra.", "os.", "osiedle", "ulitsa", "prospekt", "vul.",
     "vulytsia", "rruga", "bulevardul", "sos.", "șos.", "str.", "ул.", "улица", "вул.", "вулиця", "просп.",
     "проспект", "пер.", "переулок", "бульвар", "наб.", "רחוב", "שדרות", "شارع",
+    "derech", "sderot", "rehov", "rechov", "pje.", "cra", "gg.",
 )
 # Compound street names of Germanic and Nordic languages end in one of these.
 STREET_SUFFIXES = (
@@ -47,6 +50,7 @@ STREET_SUFFIXES = (
     "torg", "tie", "katu", "kuja", "polku", "utca", "ulica", "cesta", "ulice", "náměstí", "gässli", "gässchen",
     "caddesi", "cad.", "cd.", "sokak", "sokağı", "sk.", "bulvarı", "mahallesi", "mah.", "allé", "stræde",
     "veg", "vei", "backe", "stig", "tori", "dori", "jie", "lu", "xiang", "hutong", "marg", "salai",
+    "sok.", "yokuşu", "çıkmazı",
     "str", "sugárút", "körút", "út", "tér", "fasor",
 )
 BOXES = ("p.o. box", "p. o. box", "po box", "p.o.box", "pobox", "post office box", "postfach", "postbus",
@@ -61,19 +65,23 @@ UNITS = ("flat", "apt", "apt.", "apartment", "unit", "suite", "ste", "ste.", "ro
          "planta", "puerta", "depto", "depto.", "dpto", "dpto.", "departamento", "apto", "apto.", "andar", "sala",
          "casa", "lgh", "lok.", "m.", "int.", "interno", "scala", "whg", "whg.", "og", "eg", "stock", "tür",
          "top", "bus", "bte", "boîte", "#", "pmb", "dept", "dept.", "po", "shop", "kiosk", "stall", "villa",
-         "wing", "tower", "residency", "chome", "ku", "-ku", "số")
+         "wing", "tower", "residency", "chome", "ku", "-ku", "số", "wohnung", "zimmer", "etage", "kat",
+         "daire", "oficina", "torre", "bloco", "кв.", "корп.", "д.")
 BUILDINGS = ("villas", "towers", "tower", "apartments", "apts", "house", "court", "heights", "plaza", "mansions",
              "residency", "residences", "mansion", "complex", "centre", "center", "building", "block", "hall", "lodge",
              "manor", "cottage", "cottages", "estate", "gardens", "park", "square", "maltings", "wharf", "quarter",
              "arcade", "chambers", "exchange", "place", "point", "view", "nagar", "enclave", "society",
              "hinterhaus", "vorderhaus", "seitenflügel")
+# Words before a city's or a neighbourhood's name ("г. Москва", "حي الروضة"): a part they begin belongs
+# to the address before its street line too.
+LOCALITY_PREFIXES = frozenset({"г.", "гор.", "город", "пос.", "обл.", "حي", "مدينة", "kota", "kel.", "kec."})
 # Parts that may follow a street line and still belong to the address.
 REGION_WORDS = ("co.", "county", "district", "province", "prov.", "state", "region", "dept", "city", "town",
                 "village", "borough", "ward", "col.", "colonia", "barrio", "bairro", "quận", "phường",
                 "cdmx", "nsw", "vic", "qld", "wa", "sa", "tas", "act", "nt", "on", "qc", "bc", "ab", "mb", "sk",
                 "ns", "nb", "nl", "pe", "yt", "nu", "uk", "usa", "us", "uae", "england", "scotland", "wales",
                 "stn", "station", "main", "cedex", "rm", "mi", "bo", "jal.", "q.", "roo", "sp", "rj", "df", "mg",
-                "dto", "esq.", "izq.", "dcha.", "bis", "ter")
+                "dto", "esq.", "izq.", "dcha.", "bis", "ter", "г.", "tambon", "amphoe", "khet", "khwaeng")
 # English words of prose: a part holding one is no longer the address.
 FUNCTION_WORDS = frozenset(
     "a an and are as at be been being but by can could did do does for from had has have he her here his how i "

@@ -16,11 +16,13 @@ import re
 from collections.abc import Iterable
 
 from ibex_worker.pii import address_vetoes as vetoes
-from ibex_worker.pii.address_anchors import (CODES, COMPOUND_STREET, NAMED_STREET, NUMBER_FIRST, POSTCODE,
-                                             PREFIX_FIRST, SPACED_SUFFIX_STREET, STRONG, UNIT_RE, UNIT_WORDS_RE, WEAK)
+from ibex_worker.pii.address_anchors import (CODES, COMPOUND_STREET, NAMED_FIRST, NAMED_STREET, NUMBER_FIRST,
+                                             POSTCODE, PREFIX_FIRST, SPACED_SUFFIX_STREET, STRONG, UNIT_LED, UNIT_RE,
+                                             UNIT_WORDS_RE, WEAK)
 from ibex_worker.pii.address_parts import PART_MAX_WORDS, address_like
-from ibex_worker.pii.address_words import (BUILDINGS, ENGLISH_JOINERS, NOT_POSTCODE_LETTERS, NOT_PROSE, NUMBER_NAMES,
-                                           QUANTITIES, REGION_WORDS, US_STATES)
+from ibex_worker.pii.address_words import (BUILDINGS, ENGLISH_JOINERS, FUNCTION_WORDS, LOCALITY_PREFIXES,
+                                           NOT_POSTCODE_LETTERS, NOT_PROSE, NUMBER_NAMES, QUANTITIES, REGION_WORDS,
+                                           US_STATES)
 from ibex_worker.pii.business import record_compound
 from ibex_worker.pii.lexicon import capitalised_share, is_common, places
 from ibex_worker.pii.numbers import LIKELY, Hit
@@ -28,10 +30,10 @@ from ibex_worker.pii.numbers import LIKELY, Hit
 # How far back a part before an anchor is read: no address part is longer, and reading a long text
 # without commas back to its start for each anchor would cost the square of its length.
 _REACH = 240
-_OWN_PART = re.compile(r"[^,|;·•\n:]*$")
-_OWN_LEFT = re.compile(r"(?:(?!\s/\s)[^,|;·•\n:])*$")
-_SEPARATOR = r"(\s*,\s*|\s+[-/]\s+|\s+)"
-_PART_STOP = r"[^,|;·•\n]+"
+_OWN_PART = re.compile(r"[^,،|;·•\n:]*$")
+_OWN_LEFT = re.compile(r"(?:(?!\s/\s)[^,،|;·•\n:])*$")
+_SEPARATOR = r"(\s*[,،]\s*|\s+[-/]\s+|\s+)"
+_PART_STOP = r"[^,،|;·•\n]+"
 
 
 def addresses(text: str) -> list[Hit]:
@@ -64,6 +66,9 @@ def addresses(text: str) -> list[Hit]:
                 if anchor is SPACED_SUFFIX_STREET and vetoes.boarding_gate(text, match.group(0)) \
                         and not _place_like(text[match.end():span[1]]):
                     continue  # "flight BA 2490 from Gatwick gate 14, boards": a gate ("... gate 22, Oslo" is a street)
+                if anchor is COMPOUND_STREET:
+                    lead = _COMPOUND_LEAD.search(text, max(0, span[0] - 30), span[0])
+                    span = (lead.start(), span[1]) if lead else span
                 spans.append(span)
     for anchor in WEAK:
         for match in anchor.finditer(text):
@@ -95,13 +100,41 @@ def addresses(text: str) -> list[Hit]:
             if anchor is NAMED_STREET and span is not None and vetoes.plain_english(match.group(0)) \
                     and not vetoes.names_a_place(text[span[0]:span[1]], CODES):
                 continue  # "second place out of 14 teams", "dead row versions": English words and numbers
+            if anchor is UNIT_LED and span is not None and not any(
+                    word.lower() in places() for word in re.findall(r"[^\W\d_]+", text[span[0]:span[1]])):
+                continue  # "house 3, the blue one": a house's number in a known place, or nothing
             if span is not None and vetoes.SEATING.search(text, span[0], span[1]):
                 continue  # "block 112, row K, seats 14-15": a seat in a hall (a street line is found anyway)
             if span is not None:
                 spans.append(span)
+    spans.extend(_named_first(text))
     for match in CODES.finditer(text):
         spans.append(_extend(text, match.start(), match.end(), weak=True, alone=True) or (match.start(), match.end()))
     return [Hit("STREET_ADDRESS", start, end, LIKELY) for start, end in _merge(spans)]
+
+
+# "Eerste Helmersstraat 12", "van Woustraat 3", "Alte Gasse 4": words that begin a compound street's name.
+_COMPOUND_LEAD = re.compile(r"(?<![\w])(?:(?:eerste|tweede|derde|vierde|oude|nieuwe|korte|lange|van|de|den|der|"
+                            r"alte|neue|kleine|obere|untere|sankt)\s+){1,2}$", re.IGNORECASE)
+
+
+def _named_first(text: str) -> list[tuple[int, int]]:
+    """Streets named before their door's number whose first words may be prose: the street
+    starts where the rest reads as one, and its last word must be no common English word
+    unless a street's type ends it ("Elm Grove no. 23", not "paid 5890, apt 3")."""
+    spans = []
+    for anchor in NAMED_FIRST:
+        for match in anchor.finditer(text):
+            start = vetoes.plausible_start(text, match.start(), match.end("street"))
+            if start is None:
+                continue
+            street = text[start:match.end("street")].split()
+            if anchor in (NAMED_FIRST[0], NAMED_FIRST[3]) and len(street) < 2 \
+                    or anchor is NAMED_FIRST[2] and is_common(street[-1].lower()) \
+                    or anchor is NAMED_FIRST[3] and is_common(street[-2].lower()):
+                continue
+            spans.append(_extend(text, start, match.end(), weak=False) or (start, match.end()))
+    return spans
 
 
 def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -194,7 +227,7 @@ def _extend_right(text: str, end: int) -> int:
         if vetoes.DATE_PART.match(part) or (record := vetoes.record_at(part)) is not None and not part[:record].strip():
             return end  # "30 Sep – 4 Oct", "Auftragsnummer 7392048155": a time or a record's number
         part = part if record is None else part[:record]  # "ME 04101 Invoice 2024/07/00319": ends before it
-        lead = vetoes.landmark_lead(part) if separator.strip() == "," else 0
+        lead = vetoes.landmark_lead(part) if separator.strip() in (",", "،") else 0
         length = (lead + _address_prefix(part[lead:])) if _address_prefix(part[lead:]) else 0
         if vetoes.ROAD_NUMBER.fullmatch(part[:length].strip()):
             return end  # "Route 66, I-95 and A1(M)": another road, not a part of an address
@@ -231,20 +264,26 @@ def _postcode_start(part: str) -> bool:
 _STATE_AND_ZIP = re.compile(rf"(?:{US_STATES})\.?\s+\d{{5}}(?:-\d{{4}})?(?!\d)", re.IGNORECASE)
 
 
+# "Apt 5B 221 Baker St", "unit 9 / 40 Wattle St", "unit 4/12 Beach Rd" (the unit's number in the
+# street's), "Sunnybrook Manor room 204 1180 W University Dr" (the building named before its room).
 _UNIT_BEFORE = re.compile(
-    r"(?:^|(?<=\s))(?:unit|apt\.?|apartment|flat|suite|ste\.?|room|office|#)\s*[\w\-/]*\d[\w\-/]*,?\s+$", re.IGNORECASE)
-# A unit closing a part that began as prose: "send it to flat 3b, house 7, road 2".
-_UNIT_TAIL = re.compile(rf"(?:^|(?<=\s))(?:{UNIT_WORDS_RE})\s*[:#]?\s*[\w\-/]*\d[\w\-/]*$", re.IGNORECASE)
+    rf"(?:^|(?<=\s))(?:[^\W\d_][\w'’\-]*\s+(?:{'|'.join(BUILDINGS)})\s+)?"
+    r"(?:unit|apt\.?|apartment|flat|suite|ste\.?|room|office|house|villa|casa|level|floor|wohnung|zimmer|#)"
+    r"(?:\s+no\.?)?\s*(?:[\w\-/]*\d[\w\-/]*(?:,|\s/)?)?\s+$",
+    re.IGNORECASE)
+# A unit closing a part that began as prose: "send it to flat 3b, house 7, road 2", "she lives in 4b. 4b".
+_UNIT_TAIL = re.compile(rf"(?:^|(?<=\s))(?:(?:{UNIT_WORDS_RE})\s*[:#]?\s*[\w\-/]*\d[\w\-/]*|\d{{1,4}}[a-z])$",
+                        re.IGNORECASE)
 # A part of the left context: up to a comma-like mark, or a slash between spaces ("Name: X / Villa 21").
-_LEFT_PART = re.compile(r"(?:^|\s/\s|[,|;·•:\n()])\s*((?:(?!\s/\s)[^,|;·•:\n()])+?)\s*,\s*$")
+_LEFT_PART = re.compile(r"(?:^|\s/\s|[,،|;·•:\n()])\s*((?:(?!\s/\s)[^,،|;·•:\n()])+?)\s*[,،]\s*$")
 
 
 def _extend_left(text: str, start: int, *, general: bool) -> int:
     """Units and buildings before a street line (``Flat 4, 27 Hollybush Lane``, ``Apt 5B 221
     Baker St``); before a weak anchor, any address part (``Salt Lake Sector V, Kolkata 700091``)."""
-    unit = _UNIT_BEFORE.search(text[max(0, start - 30):start])
+    unit = _UNIT_BEFORE.search(text[max(0, start - 60):start])
     if unit is not None:
-        start = start - (len(text[max(0, start - 30):start]) - unit.start())
+        start = start - (len(text[max(0, start - 60):start]) - unit.start())
     own = _OWN_LEFT.search(text, max(0, start - _REACH), start).group(0)
     if not general and own.strip() and UNIT_RE.match(own.strip()):
         start -= len(own.lstrip())  # "99/12 Moo 3, Soi Sukhumvit 71": the unit in the street's own part
@@ -268,9 +307,36 @@ def _extend_left(text: str, start: int, *, general: bool) -> int:
             general = general and not any(street.search(part) for street in STRONG)  # only units before a street
             continue
         tail = _UNIT_TAIL.search(part)
-        taken = _address_suffix(part) if general else len(part) - tail.start() if tail else 0
+        taken = _address_suffix(part) if general else len(part) - tail.start() if tail else _house_name(part)
         return match.start(1) + len(part) - taken if taken else start
     return start
+
+
+_HOUSE_NAME = re.compile(r"(?:the\s+)?[^\W\d_][\w'’.\-]*(?:\s+[^\W\d_][\w'’.\-]*){0,2}$", re.IGNORECASE)
+
+
+# What may stand before a house's name that begins with "the": "to The Laurels", not "under the mat".
+_AFTER_THE = re.compile(r"(?:^|(?:^|\s)(?:to|at|for|from|c/o|care of|address|is)\s+)$", re.IGNORECASE)
+# Words that make a name a house's or a building's ("Haus Lindenhof", "Hotel Krone", "Rose Cottage").
+_HOUSE_WORDS = frozenset(BUILDINGS) | {"haus", "villa", "casa", "maison", "quinta", "hotel", "chalet", "farm", "hof"}
+
+
+def _house_name(part: str) -> int:
+    """Length of a house's name closing the part before a street line ("The Laurels, 2 Vicarage
+    Road", "Haus Lindenhof, Am Mühlbach 9"): up to three words after "the", or a house's word
+    with names (no common English words); 0 when the part ends in prose or a person's name."""
+    for word in re.finditer(r"(?:^|(?<=\s))\S", part):
+        match = _HOUSE_NAME.match(part, word.start())
+        if match is None:
+            continue
+        words = match.group(0).split()
+        named = words[1:] if words[0].lower() == "the" else words
+        if named and (words[0].lower() == "the" and _AFTER_THE.search(part, 0, match.start()) is not None
+                      and not any(w.lower() in FUNCTION_WORDS for w in named)
+                      or any(w.lower() in _HOUSE_WORDS for w in named)
+                      and all(not is_common(w.lower().strip("'’")) or w.lower() in _HOUSE_WORDS for w in named)):
+            return len(part) - match.start()
+    return 0
 
 
 def _address_suffix(part: str) -> int:
@@ -292,5 +358,7 @@ def _unit_or_building(part: str) -> bool:
         return False
     if UNIT_RE.match(part):
         return True
+    if words[0].lower() in LOCALITY_PREFIXES and len(words) <= 3:
+        return True  # "г. Москва, ул. Профсоюзная, д. 43"
     named = words[-2] if len(words) > 1 and words[-1][:1].isdigit() else words[-1]
     return named.lower().rstrip(".") in BUILDINGS  # "Sakura Mansion 201"

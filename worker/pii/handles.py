@@ -19,7 +19,7 @@ from ibex_worker.pii.vocab import BRANDS, NOT_A_PERSON
 _USER_KEY = re.compile(r"(?:(?<![\w])(?:user|username|user_name|login|owner|assignee|author|by|account|uid|"
                        r"requester|reporter|approver|actor|grantee|granted_by|updated_by|created_by|modified_by)"
                        r"[\"']?\s*[=:]\s*[\"']?|(?:publickey|password) for |sudo:\s+)$", re.IGNORECASE)
-_USER_COLUMN = re.compile(r"(?:^|_)(?:user|username|login|owner|assignee|author|requester|reporter)(?:$|_)")
+_USER_COLUMN = re.compile(r"(?:^|_)(?:user|username|login|owner|assignee|author|requester|reporter|actor)(?:$|_)")
 _HANDLE = re.compile(r"(?<![\w.@/\\-])(?P<first>[^\W\d_]+)\.(?P<family>[^\W\d_]{2,})(?![\w@]|\.[^\W\d_])")
 
 
@@ -30,7 +30,57 @@ _INITIAL_HANDLE = re.compile(r"(?<![\w.@/\\-])[A-Za-z](?P<family>[a-z]{4,})(?![\
 
 
 def handles(text: str) -> list[Hit]:
-    return _handles(text) + _initial_handles(text) + _name_cells(text) + _keyed_names(text) + _structured_names(text)
+    return _handles(text) + _initial_handles(text) + _name_cells(text) + _keyed_names(text) + \
+        _structured_names(text) + _home_directories(text) + _listed_accounts(text) + _sql_names(text)
+
+
+# A home directory names its account: "/home/dbrennan", "C:\\Users\\m.okafor".
+_HOME = re.compile(r"(?:(?<![\w.])/home/|(?<![\w.])/users/|(?<![\w])[a-z]:\\users\\)(?P<user>[a-z][\w.\-]{2,40})",
+                   re.IGNORECASE)
+
+
+def _home_directories(text: str) -> list[Hit]:
+    """The account in a home directory's path when it has a person's handle's shape: an initial or
+    a given name, then a family name the name lists hold (``dbrennan``, ``maria.lopez``)."""
+    hits = []
+    for match in _HOME.finditer(text):
+        user = match.group("user")
+        start = match.start("user")
+        if _person_handle(user):
+            hits.append(Hit("PERSON", start, match.end(), LIKELY))
+    return hits
+
+
+# A YAML list of accounts under a key of people ("reviewers:\n  - jnakamura\n  - pkaur").
+_ACCOUNT_LIST = re.compile(r"(?<![\w])(?:reviewers|assignees|owners|maintainers|members|users|approvers|watchers|"
+                           r"codeowners|admins)\s*:(?P<items>(?:\s+-\s+@?[\w.\-]+){1,30})", re.IGNORECASE)
+
+
+def _listed_accounts(text: str) -> list[Hit]:
+    hits = []
+    for listing in _ACCOUNT_LIST.finditer(text):
+        for item in re.finditer(r"-\s+@?(?P<user>[\w.\-]+)", listing.group("items")):
+            user = item.group("user")
+            if _person_handle(user):
+                start = listing.start("items") + item.start("user")
+                hits.append(Hit("PERSON", start, start + len(user), LIKELY))
+    return hits
+
+
+def _person_handle(user: str) -> bool:
+    """A whole account's name with a person's handle's shape (an initial or a given name, then a
+    family name the name lists hold), and no system's or tool's account."""
+    if not any(found.start() == 0 and found.end() == len(user)
+               for found in (*_HANDLE.finditer(user), *_INITIAL_HANDLE.finditer(user))):
+        return False
+    if user.lower() in NOT_A_PERSON or user.lower() in BRANDS:
+        return False  # "/home/ubuntu", "/home/jenkins": a system's or a tool's account
+    first, _, family = user.lower().rpartition(".")
+    if first:
+        return (len(first) == 1 or "g" in gazetteer().get(first, "")) and family in gazetteer() \
+            and not is_common(family)
+    family = user.lower()[1:]
+    return "s" in gazetteer().get(family, "") and not is_common(family)
 
 
 def _initial_handles(text: str) -> list[Hit]:
@@ -82,13 +132,23 @@ def _name_cells(text: str) -> list[Hit]:
              if tables.column_name(text, m.start("value")) in _NAME_COLUMNS]
     first = tables.column_name(text, header + 1) if header else None
     spans += tables.first_cells(text) if first in _NAME_COLUMNS else []
-    hits = []
-    for start, end in spans:
-        words = text[start:end].lower().split()
-        if all(word in gazetteer() or not is_common(word) for word in words) \
-                and any(word in gazetteer() and not is_common(word) for word in words):
-            hits.append(Hit("PERSON", start, end, LIKELY))
-    return hits
+    return [Hit("PERSON", start, end, LIKELY) for start, end in spans if _names_a_person(text[start:end])]
+
+
+def _names_a_person(value: str) -> bool:
+    """Words a name list holds, and none a common word it does not know ("Lowri Pritchard", not
+    "Blue Widget")."""
+    words = value.lower().split()
+    return all(word in gazetteer() or not is_common(word) for word in words) \
+        and any(word in gazetteer() and not is_common(word) for word in words)
+
+
+def _sql_names(text: str) -> list[Hit]:
+    """Values of an SQL INSERT in a column of people's names or of accounts."""
+    return [Hit("PERSON", start, end, LIKELY) for start, end, column in tables.sql_cells(text)
+            if column in _NAME_COLUMNS and re.fullmatch(tables.WORDS_CELL, text[start:end])
+            and _names_a_person(text[start:end])
+            or _USER_COLUMN.search(column) and _person_handle(text[start:end])]
 
 
 # Keys of structured text (JSON, YAML, XML, forms, vCards) whose value is a person's name: the
@@ -99,7 +159,7 @@ _NAME_PART_KEYS = ("first|firstname|first_name|first name|forename|given|givenna
 _WEAK_KEYS = frozenset({"name", "contact", "signer", "holder", "account_holder", "cardholder", "applicant",
                         "guardian", "student", "patient", "employee", "customername", "customer_name", "contactname",
                         "contact_name", "nombre", "nom", "naam"})
-_NAME_VALUE = r"[^\W\d_][^\W\d_'’.\-]*(?:,? [^\W\d_][^\W\d_'’.\-]*){0,5}"
+_NAME_VALUE = r"[^\W\d_]+(?:['’.\-][^\W\d_]+)*\.?(?:,? [^\W\d_]+(?:['’.\-][^\W\d_]+)*\.?){0,5}"
 _KEYED = re.compile(
     rf"(?<![\w\-])[\"']?(?P<key>{_NAME_PART_KEYS}|{'|'.join(sorted(_WEAK_KEYS))})[\"']?\s*[:=]\s*[\"']?"
     rf"(?P<value>{_NAME_VALUE})"
@@ -129,16 +189,30 @@ def _value_end(text: str, start: int, end: int) -> int:
 # A vCard's structured name ("N:Achebe;Ngozi;;;"), and a display name before a mailbox in
 # brackets ("To: Hemi Walker <hemi@...>, Moana Tuhoe <moana@...>").
 _VCARD_N = re.compile(r"(?<![\w\-])N:(?P<family>[^\W\d_][^;:\d]{0,40}?);(?P<given>[^\W\d_][^;:\d]{0,40}?)?;")
-_DISPLAY_NAME = re.compile(r"(?:^|[:,]\s*)\"?(?P<value>[^\W\d_][^\W\d_'’.\-]*(?: [^\W\d_][^\W\d_'’.\-]*){0,3})"
+_DISPLAY_NAME = re.compile(r"(?:^|[:,]\s*)\"?(?P<value>[^\W\d_]+(?:['’.\-][^\W\d_]+)*\.?"
+                           r"(?: [^\W\d_]+(?:['’.\-][^\W\d_]+)*\.?){0,3})"
                            r"\"?\s*<[^<>\s@]+@[^<>\s]+>")
+
+
+# A passenger as airlines print one: family name, a slash, given name, title ("LINDQVIST/ELSA MS").
+_PASSENGER = re.compile(r"(?<![\w/])(?P<value>[^\W\d_]{2,30}/[^\W\d_]{2,30}(?: [^\W\d_]{2,20})?)"
+                        r"(?= (?:mr|ms|mrs|miss|mstr|dr)(?![\w]))", re.IGNORECASE)
 
 
 def _structured_names(text: str) -> list[Hit]:
     spans = [(m.start(g), m.end(g)) for m in _VCARD_N.finditer(text) for g in ("family", "given") if m.group(g)]
-    spans += [(m.start("value"), m.end("value")) for m in _DISPLAY_NAME.finditer(text)]
-    return [Hit("PERSON", start, end, LIKELY) for start, end in spans
-            if not any(is_common(w) or w in NOT_A_PERSON for w in re.findall(r"[^\W\d_]+", text[start:end].lower()))
-            and text[start:end].lower() not in BRANDS]
+    spans += [(m.start("value"), m.end("value")) for m in (*_DISPLAY_NAME.finditer(text), *_PASSENGER.finditer(text))]
+    return [Hit("PERSON", start, end, LIKELY) for start, end in spans if _plain_name(text[start:end])]
+
+
+def _plain_name(value: str) -> bool:
+    """No word a system's or a brand's, and either no common word at all or a given name the lists
+    hold that is no common word ("Per-Olav Strand", not "Billing Team")."""
+    words = re.findall(r"[^\W\d_]+", value.lower())
+    if any(w in NOT_A_PERSON for w in words) or value.lower() in BRANDS:
+        return False
+    return not any(is_common(w) for w in words) or any("g" in gazetteer().get(w, "") and not is_common(w)
+                                                        for w in words)
 
 
 def _keyed_names(text: str) -> list[Hit]:

@@ -98,6 +98,27 @@ def first_cells(text: str) -> list[tuple[int, int]]:
 
 
 # A cell of one to four words of letters (a person's name, a product's).
-WORDS_CELL = r"[^\W\d_][^\W\d_'’\-]*(?: [^\W\d_][^\W\d_'’\-]*){0,3}"
+WORDS_CELL = r"[^\W\d_]+(?:['’\-][^\W\d_]+)*(?: [^\W\d_]+(?:['’\-][^\W\d_]+)*){0,3}"
 _HEADER_ROW_CELL = re.compile(rf" \"?(?P<value>{WORDS_CELL})\"?")
 _FIRST_CELL = re.compile(rf"[\d\"] \"?(?P<value>{WORDS_CELL})\"?$")
+
+
+# An SQL INSERT with its columns named: "INSERT INTO customers (id, first_name) VALUES (311, 'Nomvula')".
+_INSERT = re.compile(r"(?<![\w])insert\s+into\s+[\w.\"`]+\s*\((?P<columns>[^()]{1,400})\)\s*values\s*", re.IGNORECASE)
+_SQL_ROW = re.compile(r"\s*,?\s*\((?P<row>(?:'(?:[^']|'')*'|[^'()])*)\)")
+_SQL_VALUE = re.compile(r"'(?P<quoted>(?:[^']|'')*)'|(?P<bare>[^,\s][^,]*?)(?=\s*(?:,|$))")
+
+
+def sql_cells(text: str) -> list[tuple[int, int, str]]:
+    """``(start, end, column name)`` of each quoted value of an SQL INSERT that names its columns."""
+    found = []
+    for insert in _INSERT.finditer(text):
+        columns = [c.strip().strip('"`').lower() for c in insert.group("columns").split(",")]
+        position = insert.end()
+        while (row := _SQL_ROW.match(text, position)) is not None:
+            values = list(_SQL_VALUE.finditer(text, row.start("row"), row.end("row")))
+            if len(values) == len(columns):
+                found += [(value.start("quoted"), value.end("quoted"), column)
+                          for value, column in zip(values, columns) if value.group("quoted") is not None]
+            position = row.end()
+    return found

@@ -10,7 +10,7 @@ from ibex_worker.pii.address_words import (BOX_ABBREVIATIONS, BOXES, FOREIGN_PRE
                                            US_STATES)
 
 W = r"[^\W\d_][\w'’.\-]{0,60}"  # a word (letters first; may hold digits, dots, hyphens)
-NUM = r"\d+[a-z]?(?:[/\-]\d+[a-z]?)*"
+NUM = r"\d+(?:bis|ter|[a-z])?(?:\s1/2)?(?:[/\-]\d+[a-z]?)*"  # "112bis", "23 1/2", "12/3"
 
 # Two-letter English words a Dutch postcode's letters must not be ("3296 of Windows").
 _SHORT_WORDS = "(?:of|in|to|at|on|is|it|by|or|an|as|be|do|go|he|me|my|no|so|up|us|we|am|pm|if|ok)\\b"
@@ -59,13 +59,14 @@ STRONG = [
     # Kastanienallee 41 / Vasagatan 7 / Mariahilfer Straße 112/14 / Bağdat Caddesi No:245
     COMPOUND_STREET := re.compile(rf"(?<![\w])[^\W\d_][\w'’\-]{{0,60}}(?:{_SUFFIX_RE})\s+(?:no[.:]?\s*)?{NUM}"
                                    rf"(?:\s+[a-h]\s+\d{{1,4}})?(?![\w])", re.IGNORECASE),  # "Hämeenkatu 31 A 8"
-    SPACED_SUFFIX_STREET := re.compile(rf"(?<![\w]){W}\s+(?:{_SUFFIX_RE})\s+(?:no[.:]?\s*)?{NUM}(?![\w])",
-                                        re.IGNORECASE),
+    SPACED_SUFFIX_STREET := re.compile(rf"(?<![\w])(?:{W}|\d{{1,4}}\.)\s+(?:{_SUFFIX_RE})\s+(?:no[.:]?\s*)?{NUM}"
+                                       r"(?![\w])", re.IGNORECASE),
     # PO Box 4412 / Postfach 210 / Caixa Postal 1520 / BP 44 / Private Bag X9
-    re.compile(rf"(?<![\w])(?:(?:{_BOX_RE})\s*[a-z]?|(?:{_BOX_ABBREVIATION_RE})[\s.:]\s*)\d+[a-z]?(?:-\d+)?"
+    re.compile(rf"(?<![\w])(?:(?:{_BOX_RE})\s*(?:[a-z]{{1,3}}\s?)?|(?:{_BOX_ABBREVIATION_RE})[\s.:]\s*)"
+               r"\d+[a-z]?(?:-\d+)?"
                r"(?![\w]|[/.,]\d)", re.IGNORECASE),
     # 3-12-8 Jingumae (Japanese chome-ban-go)
-    re.compile(rf"(?<![\w\-]){_NOT_A_DATE}\d{{1,2}}-\d{{1,3}}-\d{{1,4}}\s+{W}", re.IGNORECASE),
+    re.compile(rf"(?<![\w\-]){_NOT_A_DATE}\d{{1,2}}-\d{{1,3}}-\d{{1,3}}\s+{W}", re.IGNORECASE),
     # Blk 456 Ang Mo Kio Ave 10 / Plot 14 / House No. 5-9-22/1
     re.compile(rf"(?<![\w])(?:blk|plot|house\s+no\.?|h\.\s?no\.?|door\s+no\.?)\s*(?!\d{{6}})"
                rf"(?:{NUM}|[a-z]{{2}}-\d{{3,4}}-\d{{4}})(?![\w])"  # "House No. AK-039-5521": a Ghanaian digital address
@@ -77,6 +78,18 @@ STRONG = [
     # मकान नं. 27 / गली नं. 4 / फ्लैट 12 / বাড়ি ১৮ / রোড ৫ (house, lane, flat, road in Hindi and Bengali)
     re.compile(r"(?<![\w])(?:मकान|फ्लैट|प्लॉट|गली|बाड़ी|বাড়ি|বাসা|হোল্ডিং|ফ্ল্যাট|রোড|সড়ক)\s*"
                r"(?:नं\.?|नंबर|संख्या|নং|নম্বর)?\s*\d{1,5}(?:[/\-]\d{1,4})?(?![\w])"),
+    # شقة ٥ / فيلا ٢٣ / زنقة 14 رقم 7 / پلاک ۱۲ / مکان نمبر 112 (flat, villa, building, alley, plate and house
+    # numbers in Arabic, Persian and Urdu)
+    re.compile(r"(?<![\w])(?:شقة|فيلا|عمارة|مبنى|منزل|زنقة|درب|پلاک|واحد|مکان\s+نمبر|گلی\s+نمبر|مکان|فلیٹ)\s*"
+               r"(?:رقم\s*|نمبر\s*|نمبر:\s*)?\d{1,5}(?![\w])"),
+    # 99/123 หมู่บ้าน... / 45/7 ซอยลาดพร้าว 101 (a Thai house's number before its village, lane or road)
+    re.compile(r"(?<![\w\-/.,])\d{1,4}/\d{1,4}\s*(?:หมู่|ซอย|ซ\.|ถนน|ถ\.)"),
+    # so 18 ngo 42 / hẻm 51 Lê Văn Sỹ (a Vietnamese house's number, alley and street)
+    re.compile(r"(?:(?<=(?<![\w])số\s)|(?<=(?<![\w])so\s))\d{1,4}[a-z]?(?:/\d{1,4})*\s+"
+               r"(?:ngõ|ngo|hẻm|hem|kiệt|kiet|ngách|ngach)"
+               r"|(?<![\w])(?:ngõ|hẻm|hem|kiệt|ngách)\s+\d{1,4}(?:/\d{1,4})*\s+[^\W\d_]", re.IGNORECASE),
+    # perum griya asri blok C2 no 17 (an Indonesian estate's block and house)
+    re.compile(r"(?<![\w])blok\s+[a-z]{0,2}\d{0,3}[a-z]?\s+no\.?\s*\d{1,4}(?![\w])", re.IGNORECASE),
     # 45 एमजी रोड (a road named before its type in Hindi)
     re.compile(r"(?<![\w\-/])\d{1,5}\s+\S{1,20}(?:\s+\S{1,20})?\s+(?:रोड|मार्ग)(?![\w])"),
 ]
@@ -91,10 +104,12 @@ WEAK = [
     # Box 212 / 21B Street / Shibuya 2-21-1 (a bare box, a numbered street, a block address name-first)
     re.compile(r"(?<![\w])box\s*\d+(?![\w]|[,.]\d)", re.IGNORECASE),
     re.compile(r"(?<![\w\-/])\d+[a-z]?\s+(?:street|road)(?![\w])", re.IGNORECASE),
-    re.compile(rf"(?<![\w]){W}\s+{_NOT_A_DATE}\d{{1,2}}-\d{{1,3}}-\d{{1,4}}(?![\w\-])", re.IGNORECASE),
+    re.compile(rf"(?<![\w])[^\W\d_][\w'’.\-]{{2,60}}\s+{_NOT_A_DATE}\d{{1,2}}-\d{{1,3}}-\d{{1,3}}(?![\w\-])",
+               re.IGNORECASE),
     # Villa 114, Mirador La Coleccion 1, Arabian Ranches, Dubai (a house numbered with no street: kept
     # only when the address names a known place)
-    UNIT_LED := re.compile(r"(?<![\w])(?:villa|casa|house|nyumba|holding)\s+(?:no\.?\s*|n[°º]\s*|na\.\s*)?"
+    UNIT_LED := re.compile(r"(?<![\w])(?:villa|casa|house|nyumba|holding|flat|building|bldg)\s+"
+                           r"(?:no\.?\s*|n[°º]\s*|na\.\s*)?"
                            r"\d{1,4}[a-z]?(?![\w]|[.,]\d)", re.IGNORECASE),
     # Ward 6, District 3 (Vietnamese wards and districts, numbered)
     re.compile(r"(?<![\w])(?:ward|phường)\s+\d{1,2},\s*(?:district|quận)\s+\d{1,2}(?![\w])", re.IGNORECASE),
@@ -139,10 +154,14 @@ NAMED_FIRST = [
                r"no\s*[:.]?\s*\d+[a-z]?(?:\s*/\s*\d+)?(?:\s+(?:d|daire|kat)\s*[:.]?\s*\d+)?(?![\w])", re.IGNORECASE),
     # Los Militares 5890, depto 1102 / Gorriti 4870 3° B / Ilica 128, 3. kat: a door, then a flat or floor
     re.compile(rf"(?<![\w])(?P<street>(?:{W}\s+){{0,3}}{W})\s+\d{{1,5}}[a-z]?"
-               r"(?:(?:,\s*|\s+)(?:depto|dpto|apto|apt|piso|int|oficina|whg|wohnung)\.?\s*\d{1,4}[a-z]?(?![\w])"
+               r"(?:(?:,\s*|\s+)(?:depto|dpto|apto|apt|piso|int|oficina|whg|wohnung|кв|квартира|офис|оф)\.?\s*"
+               r"\d{1,4}[a-z]?(?![\w])"
                r"|,?\s+\d{1,2}\.\s*kat(?![\w])|\s+\d{1,2}°(?!c(?![\w])|\s*[fk](?![\w]))\s*(?:piso\s*)?[a-z]?(?![\w]))",
                re.IGNORECASE),
     # Kenyatta Avenue 44: a street named by no English word, then its door's number
     re.compile(rf"(?<![\w])(?P<street>{_STREET_NAME}(?:{_DOOR_AFTER_TYPES}))\s+\d{{1,3}}[a-z]?(?![\w]|[.,:/]\d)"
                rf"(?!\s*(?:{_QUANTITY_AFTER})(?![\w]))", re.IGNORECASE),
 ]
+# Σόλωνος 102, Αθήνα 106 80 (a Greek street in the genitive, its door's number, then the town)
+GREEK_STREET = re.compile(r"(?<![\w])[\u0370-\u03ff\u1f00-\u1fff]{3,}(?:\s+[\u0370-\u03ff\u1f00-\u1fff]{2,})?\s+"
+                          r"\d{1,3}[α-ω]?,\s*[\u0370-\u03ff\u1f00-\u1fff]{3,}")

@@ -49,7 +49,8 @@ def record_number(text: str, start: int) -> bool:
 
 # Services numbered by their operator ("train 9O 9014", "bus 73"); an issuer's code before the
 # number is letters ("LH", "TGV") or an airline's letter and digit ("9O", "U2").
-_SERVICES = frozenset({"train", "bus", "tram", "ferry", "coach"})
+_SERVICES = frozenset({"train", "bus", "tram", "ferry", "coach", "vol", "flug", "vuelo", "voo", "volo", "zug",
+                       "eurostar", "tgv", "ice", "thalys", "amtrak", "intercity"})
 _ISSUER_CODE = re.compile(r"[^\W\d_]{1,3}|\d[^\W\d_]|[^\W\d_]\d")
 
 
@@ -117,7 +118,8 @@ def tail_of_number(text: str, start: int) -> bool:
 
 # "near Atta Market", "behind SBI ATM", "opp. Civil Hospital": a landmark that an address
 # names between its street and its town (India, Nigeria, Kenya, Pakistan ...).
-_LANDMARK_LEAD = re.compile(r"(?:near|behind|opp\.?|opposite|beside|next to|adjacent to|off)\s+(?-i:(?=[A-Z\d]))",
+_LANDMARK_LEAD = re.compile(r"(?:near|behind|opp\.?|opposite|beside|next to|adjacent to|off)\s+"
+                            r"(?!(?:the|a|an|my|our|your|his|her|their|it|that|this|work|home)(?![\w]))(?=[^\W_])",
                             re.IGNORECASE)
 
 
@@ -241,3 +243,14 @@ _AIR_TRAVEL = re.compile(r"\b(?:flight|flights|boards|boarding|airport|terminal|
 def boarding_gate(text: str, anchor: str) -> bool:
     """"Gatwick gate 14" in a text about a flight: a gate, not Norwegian "Karl Johans gate 1"."""
     return re.search(r"\sgate\s", anchor, re.IGNORECASE) is not None and _AIR_TRAVEL.search(text) is not None
+
+
+# Words of journeys and venues near a name and a number ("Shinkansen Nozomi 21, Tokyo 09:00 → Kyoto", "Πύλη 12,
+# πτήση A3 651"): a train, a gate or a seat, not a door.
+_TRAVEL = re.compile(r"→|->|(?<![\w])(?:train|flight|gate|platform|seat|coach|carriage|shinkansen|departs?|arrives?|"
+                     r"πύλη|πτήση|θέση|αναχώρηση|αίθουσα|gleis|zug|flug|vol|vuelo|voo|tren|quai|andén|binario|"
+                     r"terminal|boarding)(?![\w])", re.IGNORECASE)
+
+
+def travel_near(text: str, start: int, end: int) -> bool:
+    return _TRAVEL.search(text, max(0, start - 60), min(len(text), end + 60)) is not None

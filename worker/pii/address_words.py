@@ -29,7 +29,8 @@ STREET_PREFIXES = (
     "ulitsa", "prospekt", "pr-t", "naberezhnaya", "pereulok", "per.", "shosse", "vulytsia", "vul.", "trav.",
     "tv.", "rruga", "str-da", "sos.", "șos.", "str.", "ул.", "улица", "вул.", "вулиця", "просп.",
     "проспект", "пер.", "переулок", "бул.", "бульвар", "наб.", "רחוב", "רח'", "שדרות", "شارع",
-    "derech", "sderot", "rehov", "rechov", "pje.", "pje", "cra", "gg.", "derb",
+    "derech", "sderot", "rehov", "rechov", "pje.", "pje", "cra", "gg.", "derb", "пр.", "jr.", "jirón", "jiron", "cll",
+    "λεωφόρος", "λεωφ.", "οδός", "οδος",
 )
 # Prefixes that are no English word: their street may give its number after a comma
 # ("Rua Augusta, 150", "C/ Mayor, 23", "ul. Tverskaya, d. 15").
@@ -40,7 +41,8 @@ FOREIGN_PREFIXES = (
     "rúa", "pasaje", "bv.", "bulevar", "carrera", "cra.", "os.", "osiedle", "ulitsa", "prospekt", "vul.",
     "vulytsia", "rruga", "bulevardul", "sos.", "șos.", "str.", "ул.", "улица", "вул.", "вулиця", "просп.",
     "проспект", "пер.", "переулок", "бульвар", "наб.", "רחוב", "שדרות", "شارع",
-    "derech", "sderot", "rehov", "rechov", "pje.", "cra", "gg.",
+    "derech", "sderot", "rehov", "rechov", "pje.", "cra", "gg.", "пр.", "jr.", "jirón", "jiron", "cll", "λεωφόρος",
+    "λεωφ.", "οδός", "οδος",
 )
 # Compound street names of Germanic and Nordic languages end in one of these.
 STREET_SUFFIXES = (
@@ -71,10 +73,11 @@ BUILDINGS = ("villas", "towers", "tower", "apartments", "apts", "house", "court"
              "residency", "residences", "mansion", "complex", "centre", "center", "building", "block", "hall", "lodge",
              "manor", "cottage", "cottages", "estate", "gardens", "park", "square", "maltings", "wharf", "quarter",
              "arcade", "chambers", "exchange", "place", "point", "view", "nagar", "enclave", "society",
-             "hinterhaus", "vorderhaus", "seitenflügel")
-# Words before a city's or a neighbourhood's name ("г. Москва", "حي الروضة"): a part they begin belongs
-# to the address before its street line too.
-LOCALITY_PREFIXES = frozenset({"г.", "гор.", "город", "пос.", "обл.", "حي", "مدينة", "kota", "kel.", "kec."})
+             "hinterhaus", "vorderhaus", "seitenflügel", "chs", "compound")
+# Words before a city's, a neighbourhood's or a street's name ("г. Москва", "حي الروضة", "خیابان ولیعصر"): a part
+# they begin belongs to the address before its street line too.
+LOCALITY_PREFIXES = frozenset({"г.", "гор.", "город", "пос.", "обл.", "حي", "مدينة", "kota", "kel.", "kec.", "شارع",
+                               "خیابان", "کوچه", "بلوار", "میدان", "محله"})
 # Parts that may follow a street line and still belong to the address.
 REGION_WORDS = ("co.", "county", "district", "province", "prov.", "state", "region", "dept", "city", "town",
                 "village", "borough", "ward", "col.", "colonia", "barrio", "bairro", "quận", "phường",
@@ -105,7 +108,8 @@ NOT_POSTCODE_LETTERS = frozenset(
 # Words that name the number after them: no place, no state code, whatever their case.
 NUMBER_NAMES = frozenset({"id", "pin", "passcode", "password", "otp", "code", "ext", "extension", "meeting",
                            "order", "invoice", "ticket", "ref", "account", "acct", "customer", "booking", "case",
-                           "numara", "numarası", "numarasi", "numaranız", "numaraniz"})
+                           "numara", "numarası", "numarasi", "numaranız", "numaraniz", "hsn", "sac", "lot", "batch",
+                           "reserva", "reservation", "pedido", "lote"})
 # Units that make "<number> <unit> ..." a quantity, not a house number.
 QUANTITIES = frozenset("""
 second seconds sec secs minute minutes min mins hour hours hr hrs h day days week weeks wk month months year years

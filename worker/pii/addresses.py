@@ -13,18 +13,17 @@ capitalised there, which is how a place name is told from prose.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 
 from ibex_worker.pii import address_vetoes as vetoes
-from ibex_worker.pii.address_anchors import (CODES, COMPOUND_STREET, NAMED_FIRST, NAMED_STREET, NUMBER_FIRST,
-                                             POSTCODE, PREFIX_FIRST, SPACED_SUFFIX_STREET, STRONG, UNIT_LED, UNIT_RE,
-                                             UNIT_WORDS_RE, WEAK)
-from ibex_worker.pii.address_parts import PART_MAX_WORDS, address_like
+from ibex_worker.pii.address_anchors import (CODES, COMPOUND_STREET, GREEK_STREET, NAMED_FIRST, NAMED_STREET,
+                                             NUMBER_FIRST, POSTCODE, PREFIX_FIRST, SPACED_SUFFIX_STREET,
+                                             STRONG, UNIT_LED, UNIT_RE, UNIT_WORDS_RE, WEAK)
+from ibex_worker.pii.address_parts import address_like, address_prefix, address_suffix
 from ibex_worker.pii.address_words import (BUILDINGS, ENGLISH_JOINERS, FUNCTION_WORDS, LOCALITY_PREFIXES,
-                                           NOT_POSTCODE_LETTERS, NOT_PROSE, NUMBER_NAMES, QUANTITIES, REGION_WORDS,
-                                           US_STATES)
+                                           NOT_POSTCODE_LETTERS, NOT_PROSE, NUMBER_NAMES, REGION_WORDS, US_STATES)
 from ibex_worker.pii.business import record_compound
 from ibex_worker.pii.lexicon import capitalised_share, is_common, places
+from ibex_worker.pii.vocab import NOT_A_PERSON
 from ibex_worker.pii.numbers import LIKELY, Hit
 
 # How far back a part before an anchor is read: no address part is longer, and reading a long text
@@ -96,18 +95,20 @@ def addresses(text: str) -> list[Hit]:
             if anchor is NAMED_STREET and start is not None and len(text[start:match.end()].split()) < 2 \
                     and not re.match(r"\.?\s+[^\W\d_]", text[match.end():]):
                 continue  # "row 14", "$25 per walk, keys ...": a street's type with no name before or after it
-            span = _extend(text, start, match.end(), weak=True) if start is not None else None
+            span = _extend(text, start, match.end(), weak=True, alone=anchor is UNIT_LED) if start is not None else None
             if anchor is NAMED_STREET and span is not None and vetoes.plain_english(match.group(0)) \
                     and not vetoes.names_a_place(text[span[0]:span[1]], CODES):
                 continue  # "second place out of 14 teams", "dead row versions": English words and numbers
             if anchor is UNIT_LED and span is not None and not any(
-                    word.lower() in places() for word in re.findall(r"[^\W\d_]+", text[span[0]:span[1]])):
+                    _known_place(word) for word in re.findall(r"[^\W\d_]+", text[span[0]:span[1]])):
                 continue  # "house 3, the blue one": a house's number in a known place, or nothing
             if span is not None and vetoes.SEATING.search(text, span[0], span[1]):
                 continue  # "block 112, row K, seats 14-15": a seat in a hall (a street line is found anyway)
             if span is not None:
                 spans.append(span)
     spans.extend(_named_first(text))
+    spans.extend(_extend(text, m.start(), m.end(), weak=False) or (m.start(), m.end())
+                 for m in GREEK_STREET.finditer(text) if not vetoes.travel_near(text, m.start(), m.end()))
     for match in CODES.finditer(text):
         spans.append(_extend(text, match.start(), match.end(), weak=True, alone=True) or (match.start(), match.end()))
     return [Hit("STREET_ADDRESS", start, end, LIKELY) for start, end in _merge(spans)]
@@ -135,6 +136,17 @@ def _named_first(text: str) -> list[tuple[int, int]]:
                 continue
             spans.append(_extend(text, start, match.end(), weak=False) or (start, match.end()))
     return spans
+
+
+def _known_place(word: str) -> bool:
+    """A city's or a country's name, not a word written more often in lower case ("best", "sale")."""
+    bare = word.lower()
+    share = capitalised_share(bare)
+    return bare in places() and (share is None or share >= 0.5) and bare not in NOT_A_PERSON and bare not in _CALENDAR
+
+
+_CALENDAR = frozenset("january february march april may june july august september october november december "
+                      "monday tuesday wednesday thursday friday saturday sunday".split())
 
 
 def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -180,40 +192,7 @@ def _extend_within_part(text: str, end: int) -> int:
     rest = re.match(_PART_STOP, text[end:])
     if rest is None:
         return end
-    return end + _address_prefix(rest.group(0), allow_leading_space=True)
-
-
-def _address_prefix(part: str, allow_leading_space: bool = False) -> int:
-    """Length of the longest prefix of ``part`` (whole words) that reads as an address part."""
-    words, longest = _capped(re.finditer(r"\S+", part))
-    if not allow_leading_space and words and words[0].start() > 0:
-        return 0
-    for count in range(longest, 0, -1):
-        candidate = part[words[0].start():words[count - 1].end()]
-        if count < len(words) and candidate[-1:].isdigit() and words[count].group(0).lower().strip(".,") in QUANTITIES:
-            continue  # "birim fiyat 14,50 USD": a number cut from its unit
-        trimmed = candidate if _ABBREVIATION_END.search(candidate) else re.sub(r"[.!?)\]]+$", "", candidate)
-        if trimmed.count("(") > trimmed.count(")") and candidate[len(trimmed):].startswith(")"):
-            trimmed += ")"  # "Milano (MI)": the bracket closes inside the part
-        if trimmed and address_like(trimmed):
-            return words[0].start() + len(trimmed)
-    return 0
-
-
-def _capped(words: Iterable[re.Match[str]]) -> tuple[list[re.Match[str]], int]:
-    """The words taken up to one past the most ``address_like`` accepts (a text without commas
-    is not read to its end), and how many of them a part may hold."""
-    taken: list[re.Match[str]] = []
-    counted = 0
-    for word in words:
-        taken.append(word)
-        counted += any(ch.isalnum() for ch in word.group(0))
-        if counted > PART_MAX_WORDS:
-            return taken, len(taken) - 1
-    return taken, len(taken)
-
-
-_ABBREVIATION_END = re.compile(r"\b(?:co|jal|q|esq|izq|dcha|dto|st|ave|rd|dr|no|apt|ste|bldg)\.$", re.IGNORECASE)
+    return end + address_prefix(rest.group(0), allow_leading_space=True)
 
 
 def _extend_right(text: str, end: int) -> int:
@@ -228,7 +207,7 @@ def _extend_right(text: str, end: int) -> int:
             return end  # "30 Sep – 4 Oct", "Auftragsnummer 7392048155": a time or a record's number
         part = part if record is None else part[:record]  # "ME 04101 Invoice 2024/07/00319": ends before it
         lead = vetoes.landmark_lead(part) if separator.strip() in (",", "،") else 0
-        length = (lead + _address_prefix(part[lead:])) if _address_prefix(part[lead:]) else 0
+        length = (lead + address_prefix(part[lead:])) if address_prefix(part[lead:]) else 0
         if vetoes.ROAD_NUMBER.fullmatch(part[:length].strip()):
             return end  # "Route 66, I-95 and A1(M)": another road, not a part of an address
         if length and separator.strip() == "" and not _postcode_start(part[:length]):
@@ -268,14 +247,14 @@ _STATE_AND_ZIP = re.compile(rf"(?:{US_STATES})\.?\s+\d{{5}}(?:-\d{{4}})?(?!\d)",
 # street's), "Sunnybrook Manor room 204 1180 W University Dr" (the building named before its room).
 _UNIT_BEFORE = re.compile(
     rf"(?:^|(?<=\s))(?:[^\W\d_][\w'’\-]*\s+(?:{'|'.join(BUILDINGS)})\s+)?"
-    r"(?:unit|apt\.?|apartment|flat|suite|ste\.?|room|office|house|villa|casa|level|floor|wohnung|zimmer|#)"
+    r"(?:unit|apt\.?|apartment|flat|suite|ste\.?|room|office|house|villa|casa|level|floor|wohnung|zimmer|no\.?|số|so|#)"
     r"(?:\s+no\.?)?\s*(?:[\w\-/]*\d[\w\-/]*(?:,|\s/)?)?\s+$",
     re.IGNORECASE)
 # A unit closing a part that began as prose: "send it to flat 3b, house 7, road 2", "she lives in 4b. 4b".
 _UNIT_TAIL = re.compile(rf"(?:^|(?<=\s))(?:(?:{UNIT_WORDS_RE})\s*[:#]?\s*[\w\-/]*\d[\w\-/]*|\d{{1,4}}[a-z])$",
                         re.IGNORECASE)
 # A part of the left context: up to a comma-like mark, or a slash between spaces ("Name: X / Villa 21").
-_LEFT_PART = re.compile(r"(?:^|\s/\s|[,،|;·•:\n()])\s*((?:(?!\s/\s)[^,،|;·•:\n()])+?)\s*[,،]\s*$")
+_LEFT_PART = re.compile(r"(?:^|\s/\s|\s[—–]\s|[,،|;·•:\n()])\s*((?:(?!\s/\s|\s[—–]\s)[^,،|;·•:\n()])+?)\s*[,،]\s*$")
 
 
 def _extend_left(text: str, start: int, *, general: bool) -> int:
@@ -287,27 +266,30 @@ def _extend_left(text: str, start: int, *, general: bool) -> int:
     own = _OWN_LEFT.search(text, max(0, start - _REACH), start).group(0)
     if not general and own.strip() and UNIT_RE.match(own.strip()):
         start -= len(own.lstrip())  # "99/12 Moo 3, Soi Sukhumvit 71": the unit in the street's own part
+    elif not general and (area := _AREA_BEFORE.search(own)) is not None:
+        start -= len(own) - area.start()  # "Organize Sanayi Bölgesi 4. Cad. No: 18": the area the street is in
     if general:
-        taken = 0 if own.split()[-1:] and own.split()[-1].lower() in ENGLISH_JOINERS else _address_suffix(own)
+        taken = 0 if own.split()[-1:] and own.split()[-1].lower() in ENGLISH_JOINERS else address_suffix(own)
         start -= taken
         if own[:len(own) - taken].strip():
             return start  # prose before the anchor in its own part
-    for _ in range(4):
+    for _ in range(6):
         match = _LEFT_PART.search(text, max(0, start - _REACH), start)
         if match is None or re.search(r"\d:$", text[:match.start(1)]) \
                 or re.search(r"\d[.,]$", text[:match.start(1)]) and text[match.start(1):match.start(1) + 1].isdigit():
             return start  # "support act 19:45, block 112", "€ 62,40 per half jaar": a time's minutes, a fraction
         part = match.group(1)
         if general and vetoes.names_a_record(part):
-            taken = _address_suffix(part)  # "batch 118, STAN 004471": a record's field, not an address part
+            taken = address_suffix(part)  # "batch 118, STAN 004471": a record's field, not an address part
             return match.start(1) + len(part) - taken if taken and not vetoes.names_a_record(part[len(part) - taken:]) \
                 else start
-        if _unit_or_building(part.strip()) or general and address_like(part.strip()):
+        lead = vetoes.landmark_lead(part.strip()) if general else 0
+        if _unit_or_building(part.strip()) or general and address_like(part.strip()[lead:]):
             start = match.start(1) + len(part) - len(part.lstrip())
             general = general and not any(street.search(part) for street in STRONG)  # only units before a street
             continue
         tail = _UNIT_TAIL.search(part)
-        taken = _address_suffix(part) if general else len(part) - tail.start() if tail else _house_name(part)
+        taken = address_suffix(part) if general else len(part) - tail.start() if tail else _house_name(part)
         return match.start(1) + len(part) - taken if taken else start
     return start
 
@@ -315,6 +297,11 @@ def _extend_left(text: str, start: int, *, general: bool) -> int:
 _HOUSE_NAME = re.compile(r"(?:the\s+)?[^\W\d_][\w'’.\-]*(?:\s+[^\W\d_][\w'’.\-]*){0,2}$", re.IGNORECASE)
 
 
+# A Turkish neighbourhood, estate or industrial zone named before its street in the same part.
+_AREA_BEFORE = re.compile(r"(?:^|(?<=\s))(?:[^\W\d_][\w'’\-]*\s+){1,3}(?:bölgesi|mahallesi|mah\.|sitesi|köyü|osb)\s+$",
+                          re.IGNORECASE)
+# A care home's name ("Sunrise Senior Living, 9000 Kenwood Rd").
+_CARE_HOME = re.compile(r"(?:^|(?<=\s))(?:[^\W\d_][\w'’\-]*\s+){0,2}(?:senior|assisted)\s+living$", re.IGNORECASE)
 # What may stand before a house's name that begins with "the": "to The Laurels", not "under the mat".
 _AFTER_THE = re.compile(r"(?:^|(?:^|\s)(?:to|at|for|from|c/o|care of|address|is)\s+)$", re.IGNORECASE)
 # Words that make a name a house's or a building's ("Haus Lindenhof", "Hotel Krone", "Rose Cottage").
@@ -324,7 +311,10 @@ _HOUSE_WORDS = frozenset(BUILDINGS) | {"haus", "villa", "casa", "maison", "quint
 def _house_name(part: str) -> int:
     """Length of a house's name closing the part before a street line ("The Laurels, 2 Vicarage
     Road", "Haus Lindenhof, Am Mühlbach 9"): up to three words after "the", or a house's word
-    with names (no common English words); 0 when the part ends in prose or a person's name."""
+    with names (no common English words), or a care home's name; 0 when the part ends in prose
+    or a person's name."""
+    if (care_home := _CARE_HOME.search(part)) is not None:
+        return len(part) - care_home.start()
     for word in re.finditer(r"(?:^|(?<=\s))\S", part):
         match = _HOUSE_NAME.match(part, word.start())
         if match is None:
@@ -336,19 +326,6 @@ def _house_name(part: str) -> int:
                       or any(w.lower() in _HOUSE_WORDS for w in named)
                       and all(not is_common(w.lower().strip("'’")) or w.lower() in _HOUSE_WORDS for w in named)):
             return len(part) - match.start()
-    return 0
-
-
-def _address_suffix(part: str) -> int:
-    """Length of the longest suffix of ``part`` (whole words) that reads as an address part."""
-    words = list(re.finditer(r"\S+", part))
-    for count in range(_capped(reversed(words))[1], 0, -1):
-        candidate = part[words[-count].start():words[-1].end()]
-        if count < len(words) and words[-count - 1].group(0)[-1:].isdigit() \
-                and words[-count].group(0).lower().strip(".,") in QUANTITIES:
-            continue  # "kart bedeli 245 TL": the unit of the number before it, cut from it
-        if address_like(candidate):
-            return len(part) - words[-count].start()
     return 0
 
 

@@ -32,7 +32,7 @@ _WORDS = [
     "referenz", "référence", "referencia", "referência", "riferimento", "referentie", "pratica", "fascicolo",
     "dossier", "expediente", "ports", "issn", "eissn", "art nr", "artikel", "euromillions", "powerball", "jackpot",
     "kostenstelle", "cost centre", "cost center", "seed value", "random seed", "waybill", "freight bill",
-    "customs declaration", "bestelling", "pn", "p/n", "pdr", "entidade",
+    "customs declaration", "bestelling", "pn", "p/n", "pdr", "entidade", "consignment",
     "bill of lading", "pnr", "pakket", "zending", "zamówienie", "zamowienie", "zamówienia", "zamowienia", "przesyłka",
     "przesylka", "paczka", "faktura", "faktury", "đơn hàng", "don hang", "mã đơn", "seguimiento", "rastreamento",
     "till number", "till no", "paybill", "meter", "zähler", "zählerstand", "compteur", "contador",

@@ -59,7 +59,8 @@ _CONNECTORS = frozenset({"number", "numbers", "no", "nr", "num", "n°", "nº", "
                          "card", "id", "code", "(de)", "(uk)", "(us)", "(in)", "(fr)", "-nr", "nummer", "numéro",
                          "numero", "número", "is:", "updated", "corrected", "new", "old", "my", "his", "her",
                          "their", "our", "the", "a", "un", "una", "le", "la", "il", "el", "o", "meu", "minha",
-                         "mi", "mon", "ma", "mein", "meine", "mijn", "min", "mój", "moja", "jest", "to:"})
+                         "mi", "mon", "ma", "mein", "meine", "mijn", "min", "mój", "moja", "jest", "to:",
+                         "numarası", "numarasını", "numaram", "numaranız", "numarasi", "numarasini"})
 _KEYWORD_RE = re.compile(
     r"(?<![\w])(" + "|".join(sorted((re.escape(k) for k in ID_KEYWORDS), key=len, reverse=True)) + r")(?![\w])",
     re.IGNORECASE)
@@ -104,8 +105,8 @@ _ID_NAMES = frozenset({
     "social security", "social security number", "driver license", "driver licence", "drivers license",
     "drivers licence", "driver's license", "driver's licence", "driving licence", "driving license", "führerschein",
     "national id", "national identity", "national id number", "id card", "identity card", "tax id", "tckn",
-    "tc kimlik", "personnummer", "henkilötunnus", "hetu", "fødselsnummer", "kennitala", "amka", "oib", "jmbg",
-    "egn", "rodné číslo", "insz", "rijksregisternummer", "burgerservicenummer", "versichertennummer",
+    "tc kimlik", "kimlik", "personnummer", "henkilötunnus", "hetu", "fødselsnummer", "kennitala", "amka", "oib",
+    "jmbg", "egn", "rodné číslo", "insz", "rijksregisternummer", "burgerservicenummer", "versichertennummer",
     "krankenversichertennummer", "sozialversicherungsnummer", "emirates id", "iqama", "nhs number",
     "national insurance number", "ppsn", "ahv", "ahv-nr", "cédula", "cedula", "documento de identidad",
     "carte d'identité", "numéro d'identité", "tax identification number", "resident registration", "ktp", "nik",

@@ -20,7 +20,7 @@ from ibex_worker.pii import phone_vetoes, spoken, tables
 from ibex_worker.pii.business import PRODUCT_RECORDS, RECORDS, SSN_WORDS
 from ibex_worker.pii.card_networks import CARD_GROUPS, card_network
 from ibex_worker.pii.context import words_before
-from ibex_worker.pii.phone_words import PHONE_CUES, SHORT_NUMBER, WEAK_PHONE_CUES, service_number
+from ibex_worker.pii.phone_words import PHONE_CUES, SHORT_NUMBER, WEAK_PHONE_CUES, after_zip, service_number
 
 CERTAIN = 0.95
 LIKELY = 0.85
@@ -106,7 +106,8 @@ def _zeros_typed_as_letters(text: str) -> str:
 
 
 def phones(text: str) -> list[Hit]:
-    matches = (_PHONE.match(text, m.start(), tables.row_end(text, m.start(), m.end())) or m for m in _PHONE.finditer(text))
+    matches = (_PHONE.match(text, (s := after_zip(text, m.start())), tables.row_end(text, s, m.end())) or m
+               for m in _PHONE.finditer(text))
     hits = [hit for match in matches if (hit := _phone(text, match)) is not None]
     read = _zeros_typed_as_letters(text)
     if read != text:
@@ -257,7 +258,8 @@ def _phone_alone(text: str, start: int, value: str) -> bool:
     if any(before[-len(phrase):] == list(phrase) for phrase in RECORDS.phrases if set(phrase) & PHONE_CUES.words):
         return False  # "call ID 7781-2241-09": the phone word is part of the record's name
     near = 1 if value.startswith(("+", "(")) else 6  # "+44 ..." is a phone unless labelled right before it
-    unlabelled = ["" if _phone_label(before, i) else word for i, word in enumerate(before)]
+    unlabelled = ["" if _phone_label(before, i) or phone_vetoes.state_code(before, i) else word
+                  for i, word in enumerate(before)]
     business = [i for i in range(len(before)) if RECORDS.found_in(unlabelled[i:]) and i >= len(before) - near]
     head = phone_vetoes.clause_head(text, start, _PHONE_HEADS)
     if head is not None:

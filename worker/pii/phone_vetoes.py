@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
+from ibex_worker.pii.address_words import US_STATES
 from ibex_worker.pii.business import (ORDERS_BESIDE_NUMBER_WORD, ORDERS_RIGHT_BEFORE, RECORDS, RECORDS_RIGHT_BEFORE,
                                       record_compound)
 from ibex_worker.pii import tables
@@ -387,3 +388,11 @@ def asked_record(text: str, start: int) -> bool:
     named = glued in RECORDS.words or stem.rstrip("s-") in RECORDS.words or stem.rstrip("s-") in ORDERS_BESIDE_NUMBER_WORD
     return named and record_compound(glued) or bool(_CJK_RECORD_KINDS.search(stem)) \
         and not _CJK_PHONE_KINDS.search(stem) or stem in _KOREAN_RECORD_KINDS
+
+
+def state_code(words: list[str], index: int) -> bool:
+    """"Houston, TX 77036, 713-555-2188": a US state's code before its ZIP code (not "tx", a transaction)."""
+    return words[index] in _US_STATES and index + 1 < len(words) and re.fullmatch(r"\d{5}", words[index + 1]) is not None
+
+
+_US_STATES = frozenset(US_STATES.split("|"))

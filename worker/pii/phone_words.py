@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from ibex_worker.pii.address_words import US_STATES
 from ibex_worker.pii.context import Cues, words_before
 
 PHONE_CUES = Cues.of([
@@ -64,3 +65,16 @@ def service_number(text: str, start: int, value: str) -> bool:
 # "id,name,email,phone\n1042,...": a table's header row, its last cell a phone's word, then the
 # first cell of a row; in the analysed view the line break between them is a space.
 _CELLS = re.compile(r"[^\W\d_],[^\W\d_]+\s+$")
+
+
+_STATE_AND_ZIP = re.compile(rf"(?<![\w])(?:{US_STATES})\.?\s+$", re.IGNORECASE)
+_ZIP_THEN_NUMBER = re.compile(r"\d{5}\s+(?=[+(\d])")
+
+
+def after_zip(text: str, start: int) -> int:
+    """Where a number starting at ``start`` really starts when a US state's ZIP code runs into it
+    ("Houston, TX 77027 713-555-2188": a signature's lines joined by a space)."""
+    zip_code = _ZIP_THEN_NUMBER.match(text, start)
+    if zip_code is None or _STATE_AND_ZIP.search(text, max(0, start - 8), start) is None:
+        return start
+    return zip_code.end()

@@ -46,3 +46,8 @@ def test_card_shaped_numbers_of_a_record_s_series_are_no_cards(text):
 def test_a_card_after_a_record_of_another_series_is_still_a_card():
     assert _found(payments.cards, "order 4485-2231-0098-7712 paid with card 4539 1488 0343 6467") == [
         "4539 1488 0343 6467"]
+
+
+def test_a_card_its_word_announces_is_a_card_beside_a_record_of_its_prefix():
+    text = "the refund (ref 3714 4963 5398) went back to your Amex 3714 496353 98431."
+    assert _found(payments.cards, text) == ["3714 496353 98431"]

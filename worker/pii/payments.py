@@ -39,7 +39,7 @@ _STRICT_GROUPS = {(4, 4, 4, 4), (4, 6, 5)}
 def cards(text: str) -> list[Hit]:
     """Cards by their shape, network, check digit and the words before them. A number sharing
     its first eight digits with one a business word names is of that record's series ("Serial
-    4485-2231-0098-7712 through 4485-2231-0098-7799")."""
+    4485-2231-0098-7712 through 4485-2231-0098-7799") unless a card's word announces it."""
     hits = []
     records: set[str] = set()
     for match in _CARD.finditer(text):
@@ -47,7 +47,8 @@ def cards(text: str) -> list[Hit]:
         while (run := _card_run(rest)) is not None:  # "cards 4539 1488 0343 6467 5425 2334 3010 9903": two
             raw = run.replace(" - ", "-")
             digits = re.sub(r"\D", "", raw)
-            score = _card_score(text, start, raw, digits) if digits[:8] not in records else 0.0
+            series = digits[:8] in records and not CARD_CUES.found_in(words_before(text, start, 5))
+            score = _card_score(text, start, raw, digits) if not series else 0.0
             if score:
                 hits.append(Hit("CREDIT_CARD", start, start + len(run), score))
             elif BUSINESS.found_in(words_before(text, start, 2)):

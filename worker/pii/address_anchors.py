@@ -145,23 +145,26 @@ POSTCODE = re.compile(
 # first word from which the rest reads as a street (``address_vetoes.plausible_start``).
 _DOOR_AFTER_TYPES = "street|st|road|rd|avenue|ave|drive|grove|crescent|terrace|boulevard|blvd|close|gardens|mews"
 _QUANTITY_AFTER = "|".join(sorted((re.escape(q) for q in QUANTITIES), key=len, reverse=True))
-NAMED_FIRST = [
-    # Elm Grove no. 23 / Harcourt Road number 58: a street, then its door's number
-    re.compile(rf"(?<![\w])(?P<street>{_STREET_NAME}(?:{_DOOR_AFTER_TYPES}))\.?\s+(?:number|no\.?|nr\.?|n[°º]|#)\s*"
-               r"\d{1,5}[a-z]?(?![\w]|[.,:/]\d)", re.IGNORECASE),
-    # Cihangir Mah. Akarsu Yokuşu No: 22 D: 5 (a Turkish neighbourhood, its streets, door and flat)
-    re.compile(rf"(?<![\w])(?P<street>(?:{W}\s+){{1,3}})(?:mah\.?|mahallesi)\s+(?:[\w'’.\-]+\s+){{0,8}}?"
-               r"no\s*[:.]?\s*\d+[a-z]?(?:\s*/\s*\d+)?(?:\s+(?:d|daire|kat)\s*[:.]?\s*\d+)?(?![\w])", re.IGNORECASE),
-    # Los Militares 5890, depto 1102 / Gorriti 4870 3° B / Ilica 128, 3. kat: a door, then a flat or floor
-    re.compile(rf"(?<![\w])(?P<street>(?:{W}\s+){{0,3}}{W})\s+\d{{1,5}}[a-z]?"
-               r"(?:(?:,\s*|\s+)(?:depto|dpto|apto|apt|piso|int|oficina|whg|wohnung|кв|квартира|офис|оф)\.?\s*"
-               r"\d{1,4}[a-z]?(?![\w])"
-               r"|,?\s+\d{1,2}\.\s*kat(?![\w])|\s+\d{1,2}°(?!c(?![\w])|\s*[fk](?![\w]))\s*(?:piso\s*)?[a-z]?(?![\w]))",
-               re.IGNORECASE),
-    # Kenyatta Avenue 44: a street named by no English word, then its door's number
-    re.compile(rf"(?<![\w])(?P<street>{_STREET_NAME}(?:{_DOOR_AFTER_TYPES}))\s+\d{{1,3}}[a-z]?(?![\w]|[.,:/]\d)"
-               rf"(?!\s*(?:{_QUANTITY_AFTER})(?![\w]))", re.IGNORECASE),
-]
+# Elm Grove no. 23 / Harcourt Road number 58: a street, then its door's number
+NUMBER_AFTER_TYPE = re.compile(
+    rf"(?<![\w])(?P<street>{_STREET_NAME}(?:{_DOOR_AFTER_TYPES}))\.?\s+(?:number|no\.?|nr\.?|n[°º]|#)\s*"
+    r"\d{1,5}[a-z]?(?![\w]|[.,:/]\d)", re.IGNORECASE)
+# Cihangir Mah. Akarsu Yokuşu No: 22 D: 5 (a Turkish neighbourhood, its streets, door and flat)
+NEIGHBOURHOOD_FIRST = re.compile(
+    rf"(?<![\w])(?P<street>(?:{W}\s+){{1,3}})(?:mah\.?|mahallesi)\s+(?:[\w'’.\-]+\s+){{0,8}}?"
+    r"no\s*[:.]?\s*\d+[a-z]?(?:\s*/\s*\d+)?(?:\s+(?:d|daire|kat)\s*[:.]?\s*\d+)?(?![\w])", re.IGNORECASE)
+# Los Militares 5890, depto 1102 / Gorriti 4870 3° B / Ilica 128, 3. kat: a door, then a flat or floor
+DOOR_THEN_FLAT = re.compile(
+    rf"(?<![\w])(?P<street>(?:{W}\s+){{0,3}}{W})\s+\d{{1,5}}[a-z]?"
+    r"(?:(?:,\s*|\s+)(?:depto|dpto|apto|apt|piso|int|oficina|whg|wohnung|кв|квартира|офис|оф)\.?\s*"
+    r"\d{1,4}[a-z]?(?![\w])"
+    r"|,?\s+\d{1,2}\.\s*kat(?![\w])|\s+\d{1,2}°(?!c(?![\w])|\s*[fk](?![\w]))\s*(?:piso\s*)?[a-z]?(?![\w]))",
+    re.IGNORECASE)
+# Kenyatta Avenue 44: a street named by no English word, then its door's number
+TYPE_THEN_NUMBER = re.compile(
+    rf"(?<![\w])(?P<street>{_STREET_NAME}(?:{_DOOR_AFTER_TYPES}))\s+\d{{1,3}}[a-z]?(?![\w]|[.,:/]\d)"
+    rf"(?!\s*(?:{_QUANTITY_AFTER})(?![\w]))", re.IGNORECASE)
+NAMED_FIRST = (NUMBER_AFTER_TYPE, NEIGHBOURHOOD_FIRST, DOOR_THEN_FLAT, TYPE_THEN_NUMBER)
 # Σόλωνος 102, Αθήνα 106 80 (a Greek street in the genitive, its door's number, then the town)
 GREEK_STREET = re.compile(r"(?<![\w])[\u0370-\u03ff\u1f00-\u1fff]{3,}(?:\s+[\u0370-\u03ff\u1f00-\u1fff]{2,})?\s+"
                           r"\d{1,3}[α-ω]?,\s*[\u0370-\u03ff\u1f00-\u1fff]{3,}")

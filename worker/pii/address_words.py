@@ -63,7 +63,8 @@ BOXES = ("p.o. box", "p. o. box", "po box", "p.o.box", "pobox", "post office box
 BOX_ABBREVIATIONS = frozenset({"bp", "cp", "pf", "pmb"})
 UNITS = ("flat", "apt", "apt.", "apartment", "unit", "suite", "ste", "ste.", "room", "rm", "office", "house",
          "house no", "house no.", "h.no.", "bldg", "building", "floor", "fl", "level", "lvl", "blk", "block",
-         "plot", "lot", "no.", "no", "door", "door no", "sc.", "bl.", "ap.", "et.", "bât.", "bat.", "bâtiment", "escalier", "esc.", "piso",
+         "plot", "lot", "no.", "no", "door", "door no", "sc.", "bl.", "ap.", "et.", "bât.", "bat.", "bâtiment",
+         "escalier", "esc.", "piso",
          "planta", "puerta", "depto", "depto.", "dpto", "dpto.", "departamento", "apto", "apto.", "andar", "sala",
          "casa", "lgh", "lok.", "m.", "int.", "interno", "scala", "whg", "whg.", "og", "eg", "stock", "tür",
          "top", "bus", "bte", "boîte", "#", "pmb", "dept", "dept.", "po", "shop", "kiosk", "stall", "villa",

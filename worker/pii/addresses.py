@@ -15,9 +15,10 @@ from __future__ import annotations
 import re
 
 from ibex_worker.pii import address_vetoes as vetoes
-from ibex_worker.pii.address_anchors import (CODES, COMPOUND_STREET, GREEK_STREET, NAMED_FIRST, NAMED_STREET,
-                                             NUMBER_FIRST, POSTCODE, PREFIX_FIRST, SPACED_SUFFIX_STREET,
-                                             STRONG, UNIT_LED, UNIT_RE, UNIT_WORDS_RE, WEAK)
+from ibex_worker.pii.address_anchors import (CODES, COMPOUND_STREET, DOOR_THEN_FLAT, GREEK_STREET, NAMED_FIRST,
+                                             NAMED_STREET, NUMBER_AFTER_TYPE, NUMBER_FIRST, POSTCODE, PREFIX_FIRST,
+                                             SPACED_SUFFIX_STREET, STRONG, TYPE_THEN_NUMBER, UNIT_LED, UNIT_RE,
+                                             UNIT_WORDS_RE, WEAK)
 from ibex_worker.pii.address_parts import address_like, address_prefix, address_suffix
 from ibex_worker.pii.address_words import (BUILDINGS, ENGLISH_JOINERS, FUNCTION_WORDS, LOCALITY_PREFIXES,
                                            NOT_POSTCODE_LETTERS, NOT_PROSE, NUMBER_NAMES, REGION_WORDS, US_STATES)
@@ -130,9 +131,9 @@ def _named_first(text: str) -> list[tuple[int, int]]:
             if start is None:
                 continue
             street = text[start:match.end("street")].split()
-            if anchor in (NAMED_FIRST[0], NAMED_FIRST[3]) and len(street) < 2 \
-                    or anchor is NAMED_FIRST[2] and is_common(street[-1].lower()) \
-                    or anchor is NAMED_FIRST[3] and is_common(street[-2].lower()):
+            if anchor in (NUMBER_AFTER_TYPE, TYPE_THEN_NUMBER) and len(street) < 2 \
+                    or anchor is DOOR_THEN_FLAT and is_common(street[-1].lower()) \
+                    or anchor is TYPE_THEN_NUMBER and is_common(street[-2].lower()):
                 continue
             spans.append(_extend(text, start, match.end(), weak=False) or (start, match.end()))
     return spans

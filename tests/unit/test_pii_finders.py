@@ -587,3 +587,10 @@ def test_a_mistyped_bech32_address_after_a_wallet_word_is_a_wallet_and_elsewhere
     value = "bc1qk4m7x2n9p0d8f5r3t6w1y8c2v4b7n9h0j3l5q8"
     assert [v.lower() for _, v, _ in _found(payments.wallets, f"wallet,asset\\n{value},BTC")] == [value]
     assert _found(payments.wallets, f"commit {value} merged") == []
+
+
+def test_the_last_two_items_of_a_list_of_people_are_two_items():
+    view = canonical_view("Guests so far: Abena, Kojo, Esi and Nana. Anyone else?").text
+    people = [(view.index(name), view.index(name) + len(name)) for name in ("Kojo", "Esi", "Nana")]
+    found = name_neighbours.aliases_and_speakers(view, people, frozenset(), foreign=False)
+    assert [view[hit.start:hit.end] for hit in found] == ["Abena"]

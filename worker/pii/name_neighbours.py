@@ -138,9 +138,11 @@ def aliases_and_speakers(text: str, people: Sequence[tuple[int, int]], not_names
 # "Ama, Kofi, Yaw, Efua and Kojo", "Aroha (9), Tama (6) and Wiremu (2)": a list whose items are
 # mostly people found: its other items that are capitalised names the gazetteer knows are
 # people too ("Sarah Jones, Tom Baker, DevOps, Finance": teams and brands are not).
-_ITEM = rf"{NAME_WORD}(?: {NAME_WORD})?(?:\s*\(\d{{1,3}}\))?"
-_LIST = re.compile(rf"(?<![\w'’\-]){_ITEM}(?:\s*,\s*{_ITEM})+(?:,?\s+(?:and|&|or|und|y|et|e|en|og|och|i|a)\s+{_ITEM})?")
-_ITEM_NAME = re.compile(rf"{NAME_WORD}(?: {NAME_WORD})?")
+_LIST_JOIN = r"(?:and|&|or|und|y|et|e|en|og|och|i|a)"
+_ITEM_WORDS = rf"{NAME_WORD}(?: (?!{_LIST_JOIN}(?![\w'’\-])){NAME_WORD})?"  # "Yaw and Efua": two items, not one
+_ITEM = rf"{_ITEM_WORDS}(?:\s*\(\d{{1,3}}\))?"
+_LIST = re.compile(rf"(?<![\w'’\-]){_ITEM}(?:\s*,\s*{_ITEM})+(?:,?\s+{_LIST_JOIN}\s+{_ITEM})?")
+_ITEM_NAME = re.compile(_ITEM_WORDS)
 
 
 def _list_mates(text: str, people: Sequence[tuple[int, int]], not_names: frozenset[str]) -> list[Hit]:

@@ -594,3 +594,16 @@ def test_the_last_two_items_of_a_list_of_people_are_two_items():
     people = [(view.index(name), view.index(name) + len(name)) for name in ("Kojo", "Esi", "Nana")]
     found = name_neighbours.aliases_and_speakers(view, people, frozenset(), foreign=False)
     assert [view[hit.start:hit.end] for hit in found] == ["Abena"]
+
+
+def test_speakers_of_a_timed_transcript_with_hyphenated_given_names_are_people():
+    view = canonical_view("[00:01:02] Hana: shall we start?\n[00:01:05] Min-ho: yes, go ahead").text
+    people = [(view.index("Hana"), view.index("Hana") + 4)]
+    found = name_neighbours.aliases_and_speakers(view, people, frozenset(), foreign=False)
+    assert [view[hit.start:hit.end].lower() for hit in found] == ["min-ho"]
+
+
+def test_a_turn_label_that_is_no_name_keeps_the_others_unread():
+    view = canonical_view("[00:01:02] Hana: shall we start?\n[00:01:05] Follow-up: next week").text
+    people = [(view.index("Hana"), view.index("Hana") + 4)]
+    assert name_neighbours.aliases_and_speakers(view, people, frozenset(), foreign=False) == []

@@ -225,12 +225,23 @@ _TURN = re.compile(rf"(?:^|(?<=\s))({NAME_WORD}):\s")
 def _speaker_turns(text: str, people: Sequence[tuple[int, int]], not_names: frozenset[str]) -> list[Hit]:
     turns = list(_TURN.finditer(text))
     found_at = {start for start, _ in people}
-    if len({m.group(1).lower() for m in turns}) < 2 or turns[0].start() != 0 \
+    if len({m.group(1).lower() for m in turns}) < 2 or not _TIMESTAMP.fullmatch(text, 0, turns[0].start()) \
             or not any(m.start(1) in found_at and given_name(m.group(1)) for m in turns) or not all(
-            m.start(1) in found_at or m.group(1).lower() in gazetteer() and _alias_word(m.group(1), not_names)
+            m.start(1) in found_at or _listed_word(m.group(1)) and _alias_word(m.group(1), not_names)
             for m in turns):
         return []
     return [Hit("PERSON", m.start(1), m.end(1), NAMED_ALONE) for m in turns if m.start(1) not in found_at]
+
+
+# What may stand before a transcript's first turn: nothing, or the turn's time ("[00:03:11] Hana: ...").
+_TIMESTAMP = re.compile(r"(?:\s*[\[(]?\d{1,2}:\d{2}(?::\d{2})?[\])]?\s*)?")
+
+
+def _listed_word(word: str) -> bool:
+    """A name the lists hold, or a hyphenated given name one of whose parts they hold ("Dae-jung")."""
+    parts = word.lower().split("-")
+    return word.lower() in gazetteer() or len(parts) == 2 and all(2 <= len(p) <= 5 and p.isalpha() for p in parts) \
+        and any("g" in gazetteer().get(p, "") for p in parts)
 
 
 def _first_name_words(text: str, start: int, end: int, not_names: frozenset[str]) -> tuple[int, int] | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ibex_worker.pii import identifiers, numbers, payments
+from ibex_worker.pii import ibans, identifiers, numbers, payments
 from ibex_worker.pii.casing import canonical_view
 
 
@@ -51,3 +51,21 @@ def test_a_card_after_a_record_of_another_series_is_still_a_card():
 def test_a_card_its_word_announces_is_a_card_beside_a_record_of_its_prefix():
     text = "the refund (ref 3714 4963 5398) went back to your Amex 3714 496353 98431."
     assert _found(payments.cards, text) == ["3714 496353 98431"]
+
+
+@pytest.mark.parametrize("finder, text", [
+    (ibans.ibans, "número de seguimiento ES2024040212345; importe 89,95 €"),    # nine characters short of an IBAN
+    (numbers.phones, "hata kodu 5012, işlem no 884120553, süre 00:02:14"),     # a transaction
+    (payments.cards, "주문 번호 2024-0412-5512, 배송 조회 6012-3456-7890"),        # a parcel's tracking number
+    (payments.cards, "الرقم الضريبي للشركة 300123456700003"),                  # a company's tax number
+])
+def test_records_of_more_languages_are_no_personal_values(finder, text):
+    assert _found(finder, text) == []
+
+
+def test_an_iban_two_characters_short_after_a_record_word_is_still_masked():
+    assert _found(ibans.ibans, "refund ref ES91 2100 0418 4502 0005 13") != []
+
+
+def test_a_card_its_word_announces_before_a_booking_s_word_is_still_a_card():
+    assert _found(payments.cards, "voici ma carte bleue pour la réservation : 4249.0807.5165.6146") != []

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import re
 
+from ibex_worker.pii.business import BUSINESS
 from ibex_worker.pii.checksums import iban_valid
+from ibex_worker.pii.context import words_before
 from ibex_worker.pii.numbers import CERTAIN, UNCERTAIN, Hit
 
 # Length of a complete IBAN per country (ISO 13616 registry).
@@ -53,9 +55,18 @@ def ibans(text: str) -> list[Hit]:
         while word := _TRAILING_WORD.search(readings[-1]):
             readings.append(readings[-1][:word.start()])  # "... 1052 and" drops "and"; "... 000M UR" keeps "UR"
         value = max(readings, key=_iban_rank)
+        if _record_of_another_length(text, match.start(), value):
+            continue  # "número de seguimiento ES2024040212345": a tracking number, no IBAN that lost nine characters
         if not _identifier(readings[-1]) and (score := _iban_score(value)):
             hits.append(Hit("IBAN_CODE", match.start(), match.start() + len(value), score))
     return hits
+
+
+def _record_of_another_length(text: str, start: int, value: str) -> bool:
+    """A record's word before a value more than two characters off its country's IBAN length."""
+    compact = _compact(value)
+    expected = IBAN_LENGTHS.get(compact[:2].lower())
+    return expected is not None and abs(len(compact) - expected) > 2 and BUSINESS.found_in(words_before(text, start, 3))
 
 
 def _compact(value: str) -> str:

@@ -245,8 +245,8 @@ def boarding_gate(text: str, anchor: str) -> bool:
     return re.search(r"\sgate\s", anchor, re.IGNORECASE) is not None and _AIR_TRAVEL.search(text) is not None
 
 
-# Words of journeys and venues near a name and a number ("Shinkansen Nozomi 21, Tokyo 09:00 → Kyoto", "Πύλη 12,
-# πτήση A3 651"): a train, a gate or a seat, not a door.
+# Words of journeys and venues near a name and a number ("Πύλη 12, πτήση A3 651": a gate and a flight):
+# a train, a gate or a seat, not a door.
 _TRAVEL = re.compile(r"→|->|(?<![\w])(?:train|flight|gate|platform|seat|coach|carriage|shinkansen|departs?|arrives?|"
                      r"πύλη|πτήση|θέση|αναχώρηση|αίθουσα|gleis|zug|flug|vol|vuelo|voo|tren|quai|andén|binario|"
                      r"terminal|boarding)(?![\w])", re.IGNORECASE)

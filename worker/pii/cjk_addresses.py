@@ -50,7 +50,8 @@ _UNIT = (rf"\s*,?\s*(?:[{_HAN}{_KANA}A-Za-z]{{1,14}}?\s*)?[A-Za-z\d]{{1,5}}\s*"
 _ROOM = rf"\s*[{_HAN}{_KANA}A-Za-z]{{2,14}}\s*\d{{3,4}}{_NOT_ROOM}"
 # A building named in katakana with no number after it ("ペンションアルプスロッジ").
 _BUILDING = r"\s*[\u30a0-\u30ffー・]{3,20}(?![\u30a0-\u30ff\d])"
-_TAIL = (rf"(?:{_UNIT}|{_ROOM}|\s*\d{{3,4}}\s*(?:室|号){_NOT_ROOM}|(?<=[座楼樓])\d{{3,4}}{_NOT_ROOM}|(?<=[单單]元)\d{{3,4}}{_NOT_ROOM}){{0,3}}"
+_TAIL = (rf"(?:{_UNIT}|{_ROOM}|\s*\d{{3,4}}\s*(?:室|号){_NOT_ROOM}|(?<=[座楼樓])\d{{3,4}}{_NOT_ROOM}"
+         rf"|(?<=[单單]元)\d{{3,4}}{_NOT_ROOM}){{0,3}}"
          rf"(?:{_BUILDING})?")
 _JA_ZH = re.compile(
     rf"(?:{_PROVINCE}(?:{_CITY}){{1,3}}|(?:{_CITY}){{2,3}})\s*"

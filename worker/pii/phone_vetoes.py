@@ -392,7 +392,8 @@ def asked_record(text: str, start: int) -> bool:
 
 def state_code(words: list[str], index: int) -> bool:
     """"Houston, TX 77036, 713-555-2188": a US state's code before its ZIP code (not "tx", a transaction)."""
-    return words[index] in _US_STATES and index + 1 < len(words) and re.fullmatch(r"\d{5}", words[index + 1]) is not None
+    return words[index] in _US_STATES and index + 1 < len(words) and re.fullmatch(r"\d{5}", words[index + 1]) \
+        is not None
 
 
 _US_STATES = frozenset(US_STATES.split("|"))

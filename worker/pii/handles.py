@@ -70,16 +70,24 @@ def _listed_accounts(text: str) -> list[Hit]:
 def _person_handle(user: str) -> bool:
     """A whole account's name with a person's handle's shape (an initial or a given name, then a
     family name the name lists hold), and no system's or tool's account."""
-    if not any(found.start() == 0 and found.end() == len(user)
-               for found in (*_HANDLE.finditer(user), *_INITIAL_HANDLE.finditer(user))):
-        return False
     if user.lower() in NOT_A_PERSON or user.lower() in BRANDS:
         return False  # "/home/ubuntu", "/home/jenkins": a system's or a tool's account
-    first, _, family = user.lower().rpartition(".")
-    if first:
-        return (len(first) == 1 or "g" in gazetteer().get(first, "")) and family in gazetteer() \
-            and not is_common(family)
-    family = user.lower()[1:]
+    if (dotted := _HANDLE.fullmatch(user)) is not None:
+        return _names_of_handle(dotted.group("first"), dotted.group("family"))
+    initial = _INITIAL_HANDLE.fullmatch(user)
+    return initial is not None and _family_of_handle(initial.group("family"))
+
+
+def _names_of_handle(first: str, family: str) -> bool:
+    """``given.family`` or ``i.family``: an initial or a given name, then a family name the name
+    lists hold that is no common word."""
+    first, family = first.lower(), family.lower()
+    return (len(first) == 1 or "g" in gazetteer().get(first, "")) and family in gazetteer() and not is_common(family)
+
+
+def _family_of_handle(family: str) -> bool:
+    """The family name after an initial ("kfischer"): one the lists hold as a family name, no common word."""
+    family = family.lower()
     return "s" in gazetteer().get(family, "") and not is_common(family)
 
 
@@ -88,8 +96,7 @@ def _initial_handles(text: str) -> list[Hit]:
     a user's column."""
     hits = []
     for match in _INITIAL_HANDLE.finditer(text):
-        family = match.group("family")
-        if "s" in gazetteer().get(family, "") and not is_common(family) and (
+        if _family_of_handle(match.group("family")) and (
                 _USER_KEY.search(text, max(0, match.start() - 24), match.start())
                 or _ACCESS_LOG.search(text, max(0, match.start() - 20), match.end() + 2)
                 or _USER_COLUMN.search(tables.column_name(text, match.start()) or "")):
@@ -103,9 +110,7 @@ def _handles(text: str) -> list[Hit]:
     initial or a given name."""
     hits = []
     for match in _HANDLE.finditer(text):
-        first, family = match.group("first").lower(), match.group("family").lower()
-        if not (len(first) == 1 or "g" in gazetteer().get(first, "")) or family not in gazetteer() \
-                or is_common(family):
+        if not _names_of_handle(match.group("first"), match.group("family")):
             continue
         if _USER_KEY.search(text, max(0, match.start() - 24), match.start()) \
                 or _USER_COLUMN.search(tables.column_name(text, match.start()) or ""):

@@ -7,7 +7,8 @@ import re
 
 import pytest
 
-from ibex_worker.pii import networks
+from ibex_worker.pii import networks, version_quads
+from ibex_worker.pii.casing import canonical_view
 
 
 @pytest.mark.parametrize("text, value, address", [
@@ -272,3 +273,17 @@ def test_a_host_after_a_user_agent_s_header_stays_an_address():
 def test_an_update_named_by_its_quad_or_a_component_listed_with_versions_is_a_version(text, value, address):
     start = text.index(value)
     assert networks.ip_in_context(text, start, start + len(value)) is address
+
+
+@pytest.mark.parametrize("text, version", [
+    ("Windows build 10.0.19045.3803 is affected; upgrade the agent to 7.3.0.112 and restart.", True),
+    ("bumped nginx to 1.25.3.1 on Friday", True),
+    ("update the DNS record to 23.94.12.7 today", False),
+    ("upgrade the gateway to 23.94.12.7", False),
+    ("we moved the agent to 7.3.0.112", False),
+    ("upgrade the agent to 10.20.0.4", False),  # a private address stays masked
+])
+def test_a_quad_an_update_brings_something_to_is_a_version(text, version):
+    view = canonical_view(text).text
+    quad = re.search(r"\d+(?:\.\d+){3}(?=\D*$)", view)
+    assert version_quads.read_as_version(view, quad.start(), quad.end()) is version

@@ -69,3 +69,67 @@ def test_an_iban_two_characters_short_after_a_record_word_is_still_masked():
 
 def test_a_card_its_word_announces_before_a_booking_s_word_is_still_a_card():
     assert _found(payments.cards, "voici ma carte bleue pour la réservation : 4249.0807.5165.6146") != []
+
+
+def _at(text: str, value: str) -> tuple[str, int]:
+    view = canonical_view(text).text
+    return view, view.index(value)
+
+
+@pytest.mark.parametrize("text, found", [
+    ("Aylin Demir (TC 10000000078) cannot complete KYC", ["10000000078"]),
+    ("T.C. 10000000146, doğum yeri İzmir", ["10000000146"]),
+    ("TC 10000000079 is not a valid number", []),  # its check digits fail
+    ("Test case TC 2024 ran 10000000078 times", []),
+])
+def test_a_turkish_identity_number_after_the_republic_s_letters_is_found_when_its_check_digits_hold(text, found):
+    assert _found(identifiers.id_shapes, text) == found
+
+
+def test_the_digits_of_a_ups_tracking_number_are_no_phone_or_ssn():
+    text = "Numéro de suivi 1Z 4E7 712 68 0412 5512 (UPS), colis de 3,2 kg"
+    view, start = _at(text, "712 68")
+    assert not numbers.phone_in_context(view, start, "712 68 0412 5512")
+    assert identifiers.inside_code(view, start, start + len("712 68 0412"))
+    view, start = _at("Call me on 712 68 0412 5512", "712 68")
+    assert numbers.phone_in_context(view, start, "712 68 0412 5512")
+
+
+@pytest.mark.parametrize("text, value, named", [
+    ("Parcel ID 231-04-5567 covers Lot 12, Block 4", "231-04-5567", True),
+    ("order no. 600-22-7781 shipped", "600-22-7781", True),
+    ("Member ID 231-04-5567 on file", "231-04-5567", False),
+    ("SSN no 231-04-5567", "231-04-5567", False),
+])
+def test_a_record_s_word_names_an_ssn_shaped_number_across_its_number_word(text, value, named):
+    view, start = _at(text, value)
+    assert numbers.named_by_record(view, start, start + len(value)) is named
+
+
+@pytest.mark.parametrize("text, value", [
+    ("SNMP walked OID 1.3.6.1.2.1 and read sysUpTime 123456789 ticks.", "123456789"),
+    ("the loop ran 412345678 cycles", "412345678"),
+])
+def test_a_count_of_ticks_or_cycles_is_no_phone_number(text, value):
+    view, start = _at(text, value)
+    assert not numbers.phone_in_context(view, start, value)
+
+
+@pytest.mark.parametrize("text", [
+    "Für die Buchung rufen Sie 030 1234567 an",
+    "Reservierung telefonisch unter 030 1234567",
+])
+def test_a_german_call_word_announces_the_number_after_a_booking(text):
+    assert _found(numbers.phones, text) == ["030 1234567"]
+
+
+@pytest.mark.parametrize("text, value, series", [
+    ("Please quote the case id 600-41-2287; the previous case 600-41-2279 is merged into it.", "600-41-2287", True),
+    ("claim_no,status\n412-55-0983,open\n412-55-0984,closed", "412-55-0984", True),
+    ("Case 231-44-9087 escalated to tier 2", "231-44-9087", False),
+    ("Case 231-44-9087 and case 231-45-9087", "231-44-9087", False),  # another group: no series
+])
+def test_ssn_shaped_numbers_sharing_area_and_group_are_a_series_of_records(text, value, series):
+    view, start = _at(text, value)
+    assert identifiers.one_of_a_series(view, start, start + len(value)) is series
+    assert identifiers.filed_as_record(view, start, start + len(value)) is series

@@ -365,8 +365,8 @@ def _keep(text: str, finding: Finding) -> bool:
     if finding.entity_type in ("NATIONAL_ID", "US_SSN") and identifiers.format_mask(value):
         return False  # "expected AA999999A": the format's mask, not somebody's number
     if finding.entity_type == "US_SSN":
-        if finding.score < numbers.LIKELY and not SSN_WORDS.found_in(re.findall(r"[\w#]+", text.lower())) and (
-                numbers.named_by_record(text, finding.start, finding.end) or identifiers.inside_code(text, finding.start, finding.end)):
+        if finding.score < numbers.LIKELY and not SSN_WORDS.found_in(re.findall(r"[\w#]+", text.lower())) \
+                and identifiers.filed_as_record(text, finding.start, finding.end):
             return False  # "Model number on the water heater is 442-81-0093", "WC-778-21-0093", no SSN word near
         return not _ZIP4.fullmatch(value)  # 94105-1420 is grouped as a ZIP+4; an SSN is grouped 3-2-4
     return True

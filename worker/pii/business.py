@@ -149,5 +149,17 @@ RECORDS = _RecordCues.of(_WORDS + _REGISTERS + _MEETINGS)
 # are not here).
 PRODUCT_RECORDS = frozenset({"lot", "batch", "sku", "part", "model", "serial", "item", "pn", "upc", "ean", "gtin",
                              "dpci", "asin", "catalog", "catalogue", "style", "order", "invoice", "ticket", "tracking",
-                             "shipment", "po", "rma", "quote", "booking", "reservation", "voucher", "coupon"})
+                             "shipment", "po", "rma", "quote", "booking", "reservation", "voucher", "coupon", "parcel",
+                             "apn"})
+# Words between a record's word and its number ("Parcel ID 231-04-5567", "order no. 600-22-7781").
+RECORD_CONNECTORS = frozenset({"#", "id", "no", "nr", "number", "num"})
 SSN_WORDS = Cues.of(["ssn", "ss", "social", "security", "itin", "taxpayer", "tin"])
+
+
+# A UPS tracking number's start ("1Z 4E7 712 68 0412 5512"): eighteen letters and digits, often grouped.
+_UPS_BEFORE = re.compile(r"(?<![\w\-])1Z(?: ?[A-Z\d]){3,9}\s$", re.IGNORECASE)
+
+
+def ups_tracking_before(text: str, start: int) -> bool:
+    """The digits at ``start`` continue a UPS tracking number begun right before them."""
+    return _UPS_BEFORE.search(text[max(0, start - 24):start]) is not None

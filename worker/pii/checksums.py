@@ -95,3 +95,13 @@ def es_dni_valid(value: str) -> bool:
     if body[0] in "XYZ":
         body = str("XYZ".index(body[0])) + body[1:]
     return body.isdigit() and _DNI_LETTERS[int(body) % 23] == compact[-1]
+
+
+def tr_identity_valid(digits: str) -> bool:
+    """A Turkish identity number (T.C. Kimlik No): eleven digits, not starting with 0, whose last
+    two are check digits."""
+    if len(digits) != 11 or not digits.isdigit() or digits[0] == "0":
+        return False
+    d = [int(ch) for ch in digits]
+    tenth = (7 * sum(d[0:9:2]) - sum(d[1:8:2])) % 10
+    return d[9] == tenth and d[10] == sum(d[:10]) % 10

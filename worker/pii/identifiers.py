@@ -5,15 +5,16 @@ to stand alone. Presidio's recognizers confirm the checksummed national formats.
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from ibex_worker.pii import tables
-from ibex_worker.pii.checksums import cn_resident_id_valid, creditor_reference_valid, es_dni_valid
+from ibex_worker.pii.checksums import cn_resident_id_valid, creditor_reference_valid, es_dni_valid, tr_identity_valid
 from ibex_worker.pii.context import words_before
-from ibex_worker.pii.business import BUSINESS, record_compound
+from ibex_worker.pii.business import BUSINESS, record_compound, ups_tracking_before
 from ibex_worker.pii.casing import matched_key
 from ibex_worker.pii.phone_words import PHONE_CUES, WEAK_PHONE_CUES
-from ibex_worker.pii.numbers import LIKELY, NAMED, Hit
+from ibex_worker.pii.numbers import LIKELY, NAMED, Hit, named_by_record
 
 # keyword -> entity type. The value follows the keyword (and "number", "no", ":" ...).
 ID_KEYWORDS: dict[str, str] = {
@@ -263,8 +264,13 @@ _CHECKED_SHAPES = [
 ]
 
 
+# "TC 10000000078", "T.C. 10000000078": the republic's letters before a Turkish identity number.
+_TR_IDENTITY = re.compile(r"(?<![\w.])T\.?C\.?:?\s{0,2}(?P<value>[1-9]\d{10})(?![\w\-])", re.IGNORECASE)
+
+
 def id_shapes(text: str) -> list[Hit]:
-    hits = []
+    hits = [Hit("NATIONAL_ID", m.start("value"), m.end("value"), LIKELY) for m in _TR_IDENTITY.finditer(text)
+            if tr_identity_valid(m.group("value"))]
     for pattern, score in _ID_SHAPES:
         for match in pattern.finditer(text):
             if not BUSINESS.found_in(words_before(text, match.start(), 2)):
@@ -303,5 +309,29 @@ _CODE_AROUND = re.compile(r"[A-Za-z]-$|^-\w")
 
 
 def inside_code(text: str, start: int, end: int) -> bool:
-    """The value continues a code of letters and hyphens on either side."""
-    return bool(_CODE_AROUND.search(text[max(0, start - 2):start]) or _CODE_AROUND.search(text[end:end + 2]))
+    """The value continues a code of letters and hyphens on either side, or a UPS tracking number."""
+    return bool(_CODE_AROUND.search(text[max(0, start - 2):start]) or _CODE_AROUND.search(text[end:end + 2])
+                or ups_tracking_before(text, start))
+
+
+def filed_as_record(text: str, start: int, end: int) -> bool:
+    """An SSN-shaped number a record's word names, inside a longer code, or one of a series of
+    records (the caller asks only where no SSN word is in the text)."""
+    return named_by_record(text, start, end) or inside_code(text, start, end) or one_of_a_series(text, start, end)
+
+
+_SSN_SHAPED = re.compile(r"(?<![\w\-])(\d{3})([ \-]?)(\d{2})\2\d{4}(?![\w\-])")
+
+
+def one_of_a_series(text: str, start: int, end: int) -> bool:
+    """Another number of the SSN's shape in the text with the same first five digits ("case
+    600-41-2287; the previous case 600-41-2279", a CSV column 412-55-0983, 412-55-0984): records
+    numbered in a series."""
+    value = _SSN_SHAPED.fullmatch(text, start, end)
+    return value is not None and any(
+        other.start() != start and (other.group(1), other.group(3)) == (value.group(1), value.group(3))
+        for other in itertools.islice(_SSN_SHAPED.finditer(text), _MAX_SERIES))
+
+
+# Numbers of the SSN's shape compared with: a dump listing more is a table of records anyway.
+_MAX_SERIES = 32

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 
 from ibex_worker.pii import phone_vetoes, spoken, tables
-from ibex_worker.pii.business import PRODUCT_RECORDS, RECORDS, SSN_WORDS
+from ibex_worker.pii.business import PRODUCT_RECORDS, RECORD_CONNECTORS, RECORDS, SSN_WORDS, ups_tracking_before
 from ibex_worker.pii.card_networks import CARD_GROUPS, card_network
 from ibex_worker.pii.context import words_before
 from ibex_worker.pii.phone_words import PHONE_CUES, SHORT_NUMBER, WEAK_PHONE_CUES, after_zip, service_number
@@ -52,7 +52,6 @@ _PHONE = re.compile(
     re.IGNORECASE,
 )
 _DATE = re.compile(r"\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-./]\d{1,2}[-./]\d{2,4}")
-
 
 # 1-800-FLOWERS: a toll-free number spelled in letters; "0800 OLD CARS", "1300 FLOWERS": the
 # British, Irish and Australian freephone prefixes before six or seven letters and digits.
@@ -239,7 +238,8 @@ def _phone_alone(text: str, start: int, value: str) -> bool:
     grouped = f"{lead.group(1)} {value}" if lead else value
     counted = _THOUSANDS.fullmatch(grouped) and len(re.sub(r"\D", "", value)) <= 10
     if counted and not _phone_cue(text, start, strong_only=True) \
-            or _CODE_BEFORE.search(text[max(0, start - 24):start]) and not _phone_cue(text, start):
+            or _CODE_BEFORE.search(text[max(0, start - 24):start]) and not _phone_cue(text, start) \
+            or ups_tracking_before(text, start):
         return False  # "45 905 417 people", "listed at 1 290 000", "3SABC 1234 5678 90": a count, a code's rest
     if _CODE_TAIL.search(text[max(0, start - 12):start]) and not _glued_cue(text, start):
         return False  # "STM-2024-05-4417", "HOP-7731-0093": the digits of a code the letters before begin
@@ -284,7 +284,7 @@ def _phone_alone(text: str, start: int, value: str) -> bool:
 def named_by_record(text: str, start: int, end: int) -> bool:
     """The clause names a record's number, not a phone's, or a record's word stands right before it or heads its
     list, no identifier's name near ("Lot 402-19-7734", "order #600-22-7781", "SKUs 330-18-4471 to 330-18-4480")."""
-    before = [word for word in words_before(text, start, 4) if word != "#"]
+    before = [word for word in words_before(text, start, 4) if word not in RECORD_CONNECTORS]
     return phone_vetoes.clause_head(text, start, _PHONE_HEADS) is False or bool(before) and not SSN_WORDS.found_in(
         before) and (before[-1] in PRODUCT_RECORDS or phone_vetoes.records_listed(text, start, end, before, PRODUCT_RECORDS))
 
@@ -299,9 +299,8 @@ _THOUSANDS_LEAD = re.compile(r"(?<![\d ])-?(\d{1,2}) $")
 # számon" is Hungarian's suffix on a phone number, so letters alone say nothing).
 _CODE_AFTER = re.compile(r"/(?:tcp|udp|sctp)\b", re.IGNORECASE)
 # A code of letters and digits right before, with only a space between ("3SABC 1234 5678 90",
-# "MSKU 907032-3"): the number is its tail.
+# "MSKU 907032-3"), or a UPS tracking number's start: the number is its tail.
 _CODE_BEFORE = re.compile(r"(?<![\w\-])(?=[A-Za-z]*\d)(?=\d*[A-Za-z])[A-Za-z\d]{4,}\s$")
-
 
 # Letters or digits glued right before, or a code's hyphen: the number continues a code.
 _CODE_TAIL = re.compile(r"(?:[A-Za-z\d]-|[A-Za-z])$")

@@ -47,7 +47,7 @@ _COPULAS = frozenset({"is", "was", "are", "were", "reads", "read", "shows", "say
 COUNTED_ITEM = re.compile(r"\d[\d,.]*\s+(?:units?|pcs|pieces|boxes|cases|pallets|cartons|rolls|packs|bags|crates|"
                           r"reels)\s+of\s+$", re.IGNORECASE)
 UNIT_AFTER = re.compile(r"\s?(?:bytes?|[kmgtp]i?b|ms|ns|µs|rows|records|requests|reqs|tokens|events|entries|ops|iops|"
-                        r"packets|tonnes|tons|kg|km|people|users|visitors|votes)\b", re.IGNORECASE)
+                        r"packets|tonnes|tons|kg|km|people|users|visitors|votes|ticks|cycles)\b", re.IGNORECASE)
 
 
 def vat_number(text: str, start: int, value: str) -> bool:

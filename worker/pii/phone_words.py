@@ -26,7 +26,7 @@ PHONE_CUES = Cues.of([
     "richiamami", "terugbellen", "rappelle-moi", "rappelez-moi", "appelle-moi", "appelez-moi", "bel", "bellen",
     "belt", "ruf", "ruft", "anruf", "llame", "chiama", "richiama", "ligue-me", "msisdn", "hubungi", "telepon",
     "zadzwoń", "zadzwon", "dzwonić", "dzwonic", "dzwoń", "dzwon", "arayın", "arayin", "aradı", "aradi", "arayacak",
-    "arasın", "numarası", "numarasi",
+    "arasın", "numarası", "numarasi", "rufen", "telefonisch", "telefónicamente", "telefonicamente",
     "позвони", "позвоните", "звоните", "звони", "номер", "liga", "chiamate", "rückrufnummer", "rueckrufnummer",
     "handynummer", "mobilnummer", "faxnummer", "festnetznummer", "kontaktnummer", "durchwahl",
     "전화", "전화번호", "휴대폰", "휴대전화", "핸드폰", "연락처", "폰", "电话", "手机", "手机号", "電話", "手機", "携帯",

@@ -31,7 +31,8 @@ def read_as_version(text: str, start: int, end: int) -> bool:
             or _column_named_version(text, start):
         return True  # "fw_from=10.52.7.0", "user_agent=Yealink SIP-T54W 96.86.0.70", a table's "fw" column
     if _host_named(text, start, end):  # "from" and "to" are words of hosts too: a version's step says otherwise
-        return _is_global(text[start:end]) and not _addressed(text, start, end) and _version_step(text, start, end)
+        return _is_global(text[start:end]) and not _addressed(text, start, end) \
+            and (_version_step(text, start, end) or low_major(text[start:end]) and _upgraded_to(text, start))
     if _SECTION_SIGN.search(text, max(0, start - 3), start) or _version_pair(text, start, end):
         return True
     return _is_global(text[start:end]) and (_version_by_use(text, start, end) or _version_step(text, start, end)
@@ -105,6 +106,21 @@ def _version_pair(text: str, start: int, end: int) -> bool:
 # is a version on a host, "14.22 on 81.2.69.142" a time).
 _RUN_BY_HOST = re.compile(r"(?<![\w.])\d{1,3}(?:\.\d{1,3}){3}\s*(?:=|(?:is\s+)?(?:still\s+)?on|is\s+still)\s*$",
                           re.IGNORECASE)
+# An update that brings something to the quad ("upgrade the agent to 7.3.0.112", "bumped nginx to
+# 1.25.3.1"), naming no host, network or record on the way ("update the A record to ...").
+_UPGRADED_TO = re.compile(r"(?<![\w])(?:upgrad|updat|downgrad|bump|pinn?|roll(?:ed|ing)?\s+back)\w*\s+"
+                          r"(?P<what>(?:[\w.\-]+\s+){0,3})to\s+(?:v(?:ersion)?\s*)?$", re.IGNORECASE)
+_NOT_UPGRADED = frozenset({"record", "records", "entry", "entries", "address", "target", "targets", "dns", "a"})
+
+
+def _upgraded_to(text: str, start: int) -> bool:
+    update = _UPGRADED_TO.search(text, max(0, start - 80), start)
+    if update is None:
+        return False
+    what = _words(update.group("what"))
+    return not (IP_CUES.found_in(what) or NETWORK_WORDS.found_in(what) or _NOT_UPGRADED.intersection(what))
+
+
 # A changelog's heading: "### 8.4.255.12 (2024-05-14)".
 _HEADING = re.compile(r"(?:^|\n)\s*#{1,6}\s*$")
 _DATED = re.compile(r"\s*\(\d{4}-\d{2}-\d{2}\)")

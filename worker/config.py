@@ -72,6 +72,13 @@ class Settings(BaseSettings):
     memory_conflict_detection_enabled: bool = True
     near_duplicate_candidate_limit: int = Field(10, ge=1, le=100)  # top-k before the threshold
     near_duplicate_coarse_candidates: int = Field(64, ge=1, le=10000)  # sketch-ranked rows re-ranked exactly
+    # Embedding buckets (ibex_worker.adapters.centroids): an agent whose corpus version has reached
+    # buckets_from is searched in the bucket_probes buckets nearest the query, not whole (0 probes:
+    # always whole); one bucketed search in bucket_audit_every is also run whole and compared
+    # (ibex_near_dedup_bucket_audits_total; 0: never).
+    near_duplicate_bucket_probes: int = Field(16, ge=0, le=1024)
+    near_duplicate_buckets_from: int = Field(20000, ge=0)
+    near_duplicate_bucket_audit_every: int = Field(100, ge=0)
 
     # --- PII ---
     pii_redaction_threshold: float = Field(0.70, ge=0.0, le=1.0)

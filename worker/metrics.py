@@ -22,6 +22,10 @@ class Metrics:
         self.pii = Counter("ibex_pii_findings_total", "PII findings by entity type", ["entity_type"])
         self.embedded = Counter("ibex_embedding_texts_total", "Texts sent to the embedding model")
         self.purged = Counter("ibex_purged_rows_total", "Rows removed by retention, by table", ["table"])
+        # A sample of bucketed near-duplicate searches compared with the whole-agent search
+        # (ibex_worker.adapters.vector_store): "missed" when the buckets lost a candidate.
+        self.bucket_audits = Counter("ibex_near_dedup_bucket_audits_total",
+                                     "Bucketed near-duplicate searches checked against the whole agent", ["outcome"])
         # Escalation worker. The backlog is counted by one query; in multiprocess mode the most
         # recent value of a live process wins, so several pollers do not add up.
         self.escalation_backlog = Gauge("ibex_memory_conflict_escalations", "Escalations not yet resolved, by status",
@@ -49,6 +53,9 @@ class Metrics:
     def rows_purged(self, *, jobs: int, idempotency_keys: int) -> None:
         self.purged.labels(table="memory_write_jobs").inc(jobs)
         self.purged.labels(table="memory_idempotency_keys").inc(idempotency_keys)
+
+    def bucket_audit(self, missed: bool) -> None:
+        self.bucket_audits.labels(outcome="missed" if missed else "same").inc()
 
     def embedding_calls(self, texts: int) -> None:
         self.embedded.inc(texts)

@@ -1,7 +1,9 @@
 """The migration runner: plain SQL files under ``schema/migrations`` named golang-migrate
 style (``000001_init.up.sql`` / ``.down.sql``), applied in order under an advisory lock and
 recorded in golang-migrate's own ``schema_migrations`` table (one row: version, dirty), so
-the same files and database also work with the ``migrate`` tool.
+the same files and database also work with the ``migrate`` tool. After the files, ``up`` loads
+the embedding centroids the package ships (``ibex_worker.adapters.centroids``), which SQL files cannot
+carry; with the ``migrate`` tool, run ``ibex migrate`` once after it to load them.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from typing import Any
 import psycopg
 import psycopg.sql
 import structlog
+
+from ibex_worker.adapters import centroids
 
 log = structlog.get_logger("ibex.migrate")
 
@@ -93,9 +97,15 @@ def up(url: str, directory: Path = MIGRATIONS_DIR) -> list[int]:
                 _apply(conn, migration.up, migration.version)
                 applied.append(migration.version)
                 log.info("migration_applied", version=migration.version, name=migration.name, direction="up")
+            if _has_table(conn, "embedding_centroids"):
+                centroids.ensure(conn)
         finally:
             conn.execute("SELECT pg_advisory_unlock(%s)", (_LOCK_KEY,))
     return applied
+
+
+def _has_table(conn: psycopg.Connection, name: str) -> bool:
+    return conn.execute("SELECT to_regclass(%s) IS NOT NULL", (name,)).fetchone()[0]
 
 
 def down(url: str, steps: int | None = None, directory: Path = MIGRATIONS_DIR) -> list[int]:

@@ -46,7 +46,10 @@ def build_deps(settings: Settings, *, with_pii: bool, with_embedder: bool,
         edits.load()  # the typo rule of entities (persist) and of the rules classifier (conflict)
     engine = get_engine(settings.database_url)
     return StageDeps(settings=settings, engine=engine,
-                     vector_store=PgVectorStore(settings.near_duplicate_coarse_candidates),
+                     vector_store=PgVectorStore(settings.near_duplicate_coarse_candidates,
+                                                probes=settings.near_duplicate_bucket_probes,
+                                                buckets_from=settings.near_duplicate_buckets_from,
+                                                audit_every=settings.near_duplicate_bucket_audit_every),
                      redactor=redactor, embedder=embedder, cache=read_cache(settings), metrics=get_metrics(),
                      consumed_queues=frozenset(consumed_queues), waker=waker,
                      leases=LeaseKeeper(engine, settings.job_lease_seconds))

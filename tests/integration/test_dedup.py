@@ -161,13 +161,15 @@ def test_the_backfill_fills_memories_stored_before_the_lexical_signal_and_a_reru
         return json.loads(done.stdout), done.stderr
 
     summary, progress = backfill()
-    assert summary == {"filled": 3, "left": 0, "entities_filled": 0, "entities_left": 0}  # resolved when written
+    assert summary == {"filled": 3, "left": 0, "entities_filled": 0, "entities_left": 0, "buckets_filled": 0,
+                       "buckets_left": 0}  # resolved and filed when written
     assert "2 of 3 memories filled" in progress and "3 of 3 memories filled" in progress
     for row in query(engine, "SELECT content, lexical_fingerprint, lexical_bands FROM memories WHERE org_id = :o",
                      o=org):
         assert (row.lexical_fingerprint, row.lexical_bands) == tuple(lexical.profile(row.content, org, agent).__dict__
                                                                       .values())
-    assert backfill()[0] == {"filled": 0, "left": 0, "entities_filled": 0, "entities_left": 0}
+    assert backfill()[0] == {"filled": 0, "left": 0, "entities_filled": 0, "entities_left": 0, "buckets_filled": 0,
+                             "buckets_left": 0}
 
     newer = submit_and_wait(engine, producer, settings, memory(org, agent, TYPO_NEW))
     assert [n["memory_id"] for n in newer["result"]["near_duplicates"]] == [older[0]]

@@ -76,4 +76,4 @@ def test_the_shortlist_comes_from_an_index_only_scan_of_the_agent_sketch_index(e
             "AND status = 'active' AND deleted_at IS NULL "
             "ORDER BY embedding_bits <~> binary_quantize(CAST(:v AS vector(384)))::bit(384) "
             "LIMIT 64"), {"o": org, "a": agent, "m": MODEL, "v": str(probe.tolist())}))
-    assert "Index Only Scan using memories_agent_active_sketch" in plan, plan
+    assert "Index Only Scan using memories_agent_bucket_sketch" in plan, plan

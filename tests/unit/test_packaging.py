@@ -28,10 +28,12 @@ def test_every_package_folder_is_listed_for_the_wheel():
     assert set(SETUPTOOLS["packages"]) == _folder_packages()
 
 
-def test_the_word_lists_and_the_migrations_ship_with_the_package():
+def test_the_word_lists_the_centroids_and_the_migrations_ship_with_the_package():
     assert SETUPTOOLS["package-data"] == {"ibex_worker.pii": ["data/*.txt.gz", "data/*.json.gz"],
+                                          "ibex_worker": ["data/centroids/*.npz"],
                                           "ibex_worker.migrations": ["*.sql"]}
     assert sorted(p.name for p in (ROOT / "worker/pii/data").glob("*.txt.gz"))
+    assert sorted(p.name for p in (ROOT / "worker/data/centroids").glob("*.npz"))
 
 
 def test_the_image_installs_a_wheel_without_the_embedded_stack_from_a_context_without_secrets_or_venvs():

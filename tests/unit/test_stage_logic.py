@@ -39,7 +39,7 @@ class FixedStore:
         self.candidates = candidates
         self.calls = []
 
-    def search(self, conn, org_id, agent_id, vector, *, model, min_similarity, limit, since=None):
+    def search(self, conn, org_id, agent_id, vector, *, model, min_similarity, limit, since=None, corpus=None):
         self.calls.append((org_id, agent_id, min_similarity, limit))
         return [c for c in self.candidates if c.similarity >= min_similarity]
 

@@ -48,7 +48,8 @@ def find(conn: Any, ctx: WriteContext, deps: StageDeps,
                                     settings.memory_near_duplicate_lexical_threshold)
     found = deps.vector_store.search(conn, ctx.org_id, ctx.agent_id, ctx.embedding, model=ctx.embedding_model,
                                      min_similarity=threshold,
-                                     limit=settings.near_duplicate_candidate_limit, since=since)
+                                     limit=settings.near_duplicate_candidate_limit, since=since,
+                                     corpus=ctx.corpus_version)
     embedded = {c.memory_id: c.similarity for c in found if c.similarity > threshold}
     mine = lexical.profile(ctx.content or "", ctx.org_id, ctx.agent_id)
     words, grams = verdicts.tokens(ctx.content or ""), lexical.trigrams(ctx.content or "")

@@ -30,6 +30,7 @@ from datetime import datetime
 from typing import Any
 
 from ibex_worker import entity_keys, lexical
+from ibex_worker.adapters.centroids import BUCKETS
 from ibex_worker.db import tenant_tx
 from ibex_worker.errors import LeaseLost, PermanentError
 from ibex_worker.pipeline import conflict, entities, jobs, near_dedup
@@ -179,7 +180,8 @@ def _insert_memory(conn: Any, ctx: WriteContext, status: str, searchable_since: 
         pii_report=ctx.pii_report, metadata=req.get("metadata") or {}, job_id=ctx.job_id,
         searchable_since=searchable_since, lexical=lexical.profile(ctx.content or "", ctx.org_id, ctx.agent_id),
         redaction_tags=ctx.redaction_tags, entity_id=entity_id,
-        aspect=ctx.subject_aspect if entity_id else None)
+        aspect=ctx.subject_aspect if entity_id else None,
+        embedding_bucket=BUCKETS.nearest(conn, ctx.embedding_model, ctx.embedding) if ctx.embedding else None)
 
 
 def _activate(conn: Any, ctx: WriteContext, status: str, searchable_since: int,

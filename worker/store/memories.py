@@ -32,11 +32,11 @@ _INSERT = text(
     INSERT INTO memories (org_id, agent_id, content, content_hash, source, status, valid_from, valid_until,
                           subject_key, subject_entity_id, subject_aspect, embedding, embedding_model, pii_report,
                           metadata, created_by_job, searchable_since, lexical_fingerprint, lexical_bands,
-                          redaction_tags)
+                          redaction_tags, embedding_bucket)
     VALUES (:org_id, :agent_id, :content, :content_hash, :source, :status, :valid_from, :valid_until,
             :subject_key, :entity_id, :aspect, :embedding, :embedding_model, CAST(:pii_report AS jsonb),
             CAST(:metadata AS jsonb), :job_id, :searchable_since, :lexical_fingerprint,
-            CAST(:lexical_bands AS bigint[]), CAST(:redaction_tags AS text[]))
+            CAST(:lexical_bands AS bigint[]), CAST(:redaction_tags AS text[]), :embedding_bucket)
     ON CONFLICT (org_id, agent_id, content_hash) WHERE status = 'active' AND deleted_at IS NULL DO NOTHING
     RETURNING id
     """
@@ -119,12 +119,13 @@ def insert(conn: Any, *, org_id: str, agent_id: str, content: str | None, conten
            embedding: Sequence[float] | None, embedding_model: str | None, pii_report: dict[str, Any],
            metadata: dict[str, Any], job_id: str, searchable_since: int,
            lexical: Any, redaction_tags: Sequence[str] = (), entity_id: str | None = None,
-           aspect: str | None = None) -> str | None:
+           aspect: str | None = None, embedding_bucket: int | None = None) -> str | None:
     """The new memory's id, or None when an active memory of the agent already holds this
     content hash (nothing is written then). ``searchable_since`` is the corpus version its
     write gives the agent; ``lexical`` the text's ``ibex_worker.lexical.Profile``;
     ``redaction_tags`` its masked values' tags (NULL when none); ``entity_id`` and ``aspect``
-    what its subject resolved to (``ibex_worker.pipeline.entities.recorded``)."""
+    what its subject resolved to (``ibex_worker.pipeline.entities.recorded``); ``embedding_bucket``
+    the centroid the embedding is filed under (None: the database files it)."""
     row = conn.execute(_INSERT, {
         "org_id": org_id, "agent_id": agent_id, "content": content, "content_hash": content_hash,
         "source": source, "status": status, "valid_from": valid_from, "valid_until": valid_until,
@@ -132,7 +133,7 @@ def insert(conn: Any, *, org_id: str, agent_id: str, content: str | None, conten
         "pii_report": json.dumps(pii_report), "metadata": json.dumps(metadata), "job_id": job_id,
         "searchable_since": searchable_since, "lexical_fingerprint": lexical.fingerprint,
         "lexical_bands": lexical.bands, "redaction_tags": list(redaction_tags) or None,
-        "entity_id": entity_id, "aspect": aspect,
+        "entity_id": entity_id, "aspect": aspect, "embedding_bucket": embedding_bucket,
     }).first()
     return str(row.id) if row else None
 

@@ -97,24 +97,38 @@ def preload(dsn: str, rows: int, seed: int) -> float:
         # The band counts' trigger would update the same few count rows a hundred thousand
         # times in one transaction (each update a new row version to walk past): off for the
         # COPY, the counts of the rows loaded are added in one statement after it.
+        # The embedding bucket's trigger is off with it: each row is filed here, as persist files it.
+        filed = centroids(conn)
         conn.execute("SET session_replication_role = replica")
         with conn.cursor().copy("COPY memories (org_id, agent_id, content, content_hash, source, embedding, "
-                                "embedding_model, lexical_fingerprint, lexical_bands) "
+                                "embedding_model, lexical_fingerprint, lexical_bands, embedding_bucket) "
                                 "FROM STDIN WITH (FORMAT BINARY)") as copy:
-            copy.set_types(["text", "text", "text", "text", "text", "vector", "text", "text", "int8[]"])
+            copy.set_types(["text", "text", "text", "text", "text", "vector", "text", "text", "int8[]", "int2"])
             for i in range(rows):
                 v = base[i % len(base)] + rng.normal(scale=0.03, size=base.shape[1]).astype(np.float32)
+                v /= np.linalg.norm(v)
                 text = texts[i % len(texts)]
                 signal = lexical.profile(text, "bench-org-0", "hot-agent-0")
-                copy.write_row(("bench-org-0", "hot-agent-0", text, f"{i:064x}", "bench",
-                                v / np.linalg.norm(v), MODEL, signal.fingerprint, signal.bands))
+                copy.write_row(("bench-org-0", "hot-agent-0", text, f"{i:064x}", "bench", v, MODEL,
+                                signal.fingerprint, signal.bands, int(np.argmax(filed @ v)) if filed is not None else None))
         conn.execute("SET session_replication_role = DEFAULT")
+        # The agent's corpus version, as its writes would have left it (the search reads its
+        # buckets from IBEX_NEAR_DUPLICATE_BUCKETS_FROM on).
+        conn.execute("INSERT INTO memory_agent_corpus (org_id, agent_id, version) VALUES ('bench-org-0', 'hot-agent-0', %s) "
+                     "ON CONFLICT (org_id, agent_id) DO UPDATE SET version = memory_agent_corpus.version + EXCLUDED.version",
+                     (rows,))
         conn.execute("INSERT INTO memory_lexical_band_counts (org_id, band, n) "
                      "SELECT org_id, b, count(*) FROM memories, unnest(lexical_bands) AS b "
                      "WHERE org_id = 'bench-org-0' AND agent_id = 'hot-agent-0' AND source = 'bench' GROUP BY 1, 2 "
                      "ON CONFLICT (org_id, band) DO UPDATE SET n = memory_lexical_band_counts.n + EXCLUDED.n")
         conn.execute("VACUUM ANALYZE memories")
     return round(time.monotonic() - started, 1)
+
+
+def centroids(conn: psycopg.Connection) -> np.ndarray | None:
+    """The centroids the migrations loaded for the benchmark's model (None: none)."""
+    rows = conn.execute("SELECT centroid FROM embedding_centroids WHERE model = %s ORDER BY bucket", (MODEL,)).fetchall()
+    return np.asarray([row[0].to_numpy() for row in rows], dtype=np.float32) if rows else None
 
 
 def analyze(dsn: str) -> None:

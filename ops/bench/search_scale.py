@@ -1,7 +1,9 @@
-"""Near-duplicate search at scale: the production ``VectorStore`` against exact search and
-against the global HNSW index, at 10k / 100k / 1M memories spread over 1,000 agents.
+"""Near-duplicate search at scale: the production ``VectorStore`` (the whole agent's sketches,
+and its embedding buckets) against exact search and against the global HNSW index, at 10k /
+100k / 1M memories spread over 1,000 agents, or all in one agent (``--agents 1``: a hot agent).
 
     python -m ops.bench.search_scale --sizes 10000,100000,1000000 --queries 400
+    python -m ops.bench.search_scale --agents 1 --sizes 10000,100000,1000000 --skip-hnsw
 
 Corpus vectors are MiniLM embeddings of a seeded pool of generated sentences, each stored
 row a noisy copy of a pool vector (so the corpus has the clustered structure of real
@@ -29,11 +31,12 @@ import psycopg
 from pgvector.psycopg import register_vector
 
 from ibex_worker import migrate
+from ops.bench import burst
 from ibex_worker.adapters.vector_store import PgVectorStore
 from ibex_worker.db import make_engine, tenant_tx
 from ibex_worker.devstack.postgres import EmbeddedPostgres
 
-AGENTS = 1000
+AGENTS = 1000  # the default spread; --agents 1 puts every row in one agent
 THRESHOLD = 0.92
 ORG = "bench"
 MODEL = "all-MiniLM-L6-v2"  # the embedding model every seeded row names (the search compares one model)
@@ -66,23 +69,38 @@ def noisy(base: np.ndarray, scale: float, rng: np.random.Generator) -> np.ndarra
     return (v / np.linalg.norm(v, axis=-1, keepdims=True)).astype(np.float32)
 
 
-def load(dsn: str, pool: np.ndarray, size: int, rng: np.random.Generator) -> None:
+def load(dsn: str, pool: np.ndarray, size: int, agents: int, rng: np.random.Generator) -> None:
+    """``size`` rows over ``agents`` agents by COPY, each filed in its bucket here (the trigger
+    that does it per row is off for the load: same answer, computed in one matrix product)."""
     with psycopg.connect(dsn, autocommit=True) as conn:
         register_vector(conn)
         conn.execute("TRUNCATE memories CASCADE")
         conn.execute("DROP INDEX IF EXISTS memories_embedding_hnsw")
+        centroids = burst.centroids(conn)
+        conn.execute("ALTER TABLE memories DISABLE TRIGGER memories_embedding_bucket")
         with conn.cursor().copy("COPY memories (org_id, agent_id, content, content_hash, source, embedding, "
-                                "embedding_model) FROM STDIN WITH (FORMAT BINARY)") as copy:
-            copy.set_types(["text", "text", "text", "text", "text", "vector", "text"])
-            for i in range(size):
-                vector = noisy(pool[rng.integers(len(pool))], 0.025, rng)  # cos ~0.8 between siblings
-                content = f"row {i}"
-                copy.write_row((ORG, f"agent-{i % AGENTS}", content,
-                                hashlib.sha256(content.encode()).hexdigest(), "bench", vector, MODEL))
+                                "embedding_model, embedding_bucket) FROM STDIN WITH (FORMAT BINARY)") as copy:
+            copy.set_types(["text", "text", "text", "text", "text", "vector", "text", "int2"])
+            for first in range(0, size, 10_000):
+                count = min(10_000, size - first)
+                chunk = noisy(pool[rng.integers(len(pool), size=count)], 0.025, rng)  # cos ~0.8 between siblings
+                filed = (chunk @ centroids.T).argmax(axis=1) if centroids is not None else [None] * count
+                for i, vector, bucket in zip(range(first, first + count), chunk, filed):
+                    content = f"row {i}"
+                    copy.write_row((ORG, f"agent-{i % agents}", content, hashlib.sha256(content.encode()).hexdigest(),
+                                    "bench", vector, MODEL, None if bucket is None else int(bucket)))
+        conn.execute("ALTER TABLE memories ENABLE TRIGGER memories_embedding_bucket")
+        conn.execute("INSERT INTO memory_agent_corpus (org_id, agent_id, version) "
+                     "SELECT org_id, agent_id, count(*) FROM memories GROUP BY org_id, agent_id "
+                     "ON CONFLICT (org_id, agent_id) DO UPDATE SET version = EXCLUDED.version")
         conn.execute("VACUUM ANALYZE memories")
 
 
-def queries(dsn: str, pool: np.ndarray, count: int, rng: np.random.Generator) -> list[tuple[str, np.ndarray]]:
+
+
+
+def queries(dsn: str, pool: np.ndarray, count: int, agents: int,
+            rng: np.random.Generator) -> list[tuple[str, np.ndarray]]:
     out = []
     with psycopg.connect(dsn) as conn:
         register_vector(conn)
@@ -92,7 +110,7 @@ def queries(dsn: str, pool: np.ndarray, count: int, rng: np.random.Generator) ->
                                          (int(rng.integers(total)),)).fetchone()
             out.append((agent, noisy(np.asarray(vector.to_list(), dtype=np.float32), 0.01, rng)))  # cos ~0.96
         for _ in range(count - count // 2):
-            out.append((f"agent-{rng.integers(AGENTS)}", pool[rng.integers(len(pool))]))
+            out.append((f"agent-{rng.integers(agents)}", pool[rng.integers(len(pool))]))
     return out
 
 
@@ -115,13 +133,15 @@ def run_exact(dsn: str, qs: list[tuple[str, np.ndarray]]) -> tuple[list[float], 
     return lat, hits
 
 
-def run_store(url: str, qs: list[tuple[str, np.ndarray]]) -> tuple[list[float], list[set[str]]]:
-    engine, store, lat, hits = make_engine(url), PgVectorStore(), [], []
+def run_store(url: str, qs: list[tuple[str, np.ndarray]], probes: int = 0) -> tuple[list[float], list[set[str]]]:
+    """The production search as the tenant role: the whole agent, or (``probes``) its buckets."""
+    engine, store, lat, hits = make_engine(url), PgVectorStore(probes=probes), [], []
     for agent, v in qs:
         vector = v.tolist()
         started = time.perf_counter()
         with tenant_tx(engine, ORG) as conn:
-            found = store.search(conn, ORG, agent, vector, model=MODEL, min_similarity=THRESHOLD, limit=10)
+            found = store.search(conn, ORG, agent, vector, model=MODEL, min_similarity=THRESHOLD, limit=10,
+                                 corpus=1 << 40)
         lat.append((time.perf_counter() - started) * 1000)
         hits.append({c.memory_id for c in found if c.similarity > THRESHOLD})
     engine.dispose()
@@ -173,6 +193,9 @@ def main() -> None:
     parser.add_argument("--pool", type=int, default=3000)
     parser.add_argument("--hnsw-build-budget", type=float, default=1800.0, help="seconds per HNSW build")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--agents", type=int, default=AGENTS, help="agents the rows are spread over")
+    parser.add_argument("--probes", default="8,16,32", help="bucket probes to measure (comma-separated)")
+    parser.add_argument("--skip-hnsw", action="store_true", help="measure no HNSW index")
     parser.add_argument("--out", default="ops/bench/results/search_scale.json")
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
@@ -181,7 +204,7 @@ def main() -> None:
     pg = EmbeddedPostgres(root / "pgdata", fsync=False)
     results: dict[str, Any] = {"machine": {"cpus": __import__("os").cpu_count(), "cpu": _cpu_model(),
                                            "python": platform.python_version()},
-                               "agents": AGENTS, "threshold": THRESHOLD, "queries": args.queries, "sizes": {}}
+                               "agents": args.agents, "threshold": THRESHOLD, "queries": args.queries, "sizes": {}}
     try:
         pg.start()
         migrate.up(pg.url)
@@ -204,14 +227,19 @@ def main() -> None:
 def _measure(pg: EmbeddedPostgres, dsn: str, pool: np.ndarray, size: int, args: argparse.Namespace,
              rng: np.random.Generator) -> dict[str, Any]:
     started = time.perf_counter()
-    load(dsn, pool, size, rng)
+    load(dsn, pool, size, args.agents, rng)
     entry: dict[str, Any] = {"load_s": round(time.perf_counter() - started, 1)}
-    qs = queries(dsn, pool, args.queries, rng)
+    qs = queries(dsn, pool, args.queries, args.agents, rng)
     run_exact(dsn, qs[:20])  # warm the cache
     exact_lat, truth = run_exact(dsn, qs)
     store_lat, store_hits = run_store(pg.url, qs)
     entry["exact_scan"] = summary(exact_lat)
     entry["vector_store"] = summary(store_lat, store_hits, truth)
+    for probes in [int(p) for p in args.probes.split(",") if p]:
+        bucket_lat, bucket_hits = run_store(pg.url, qs, probes)
+        entry[f"vector_store_buckets_{probes}"] = summary(bucket_lat, bucket_hits, truth)
+    if args.skip_hnsw:
+        return entry
     build = build_hnsw(dsn, args.hnsw_build_budget)
     entry["hnsw_build_s"] = round(build, 1) if build is not None else f"over budget ({args.hnsw_build_budget}s)"
     if build is not None:

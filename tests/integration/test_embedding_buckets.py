@@ -138,15 +138,23 @@ def test_a_sampled_audit_counts_what_the_buckets_missed(engine, shipped):
     assert missed._value.get() == before + 1
 
 
-def test_the_bucketed_shortlist_comes_from_index_only_scans_of_the_bucket_index(engine):
+def test_the_bucketed_shortlist_comes_from_index_only_scans_of_the_bucket_index(engine, shipped):
+    """On an agent large enough to be searched in buckets (the planner's estimate for a handful of
+    rows is one row, for which any index of the agent's rows ties)."""
     org, agent = new_scope(), new_scope("agent")
     rng = np.random.default_rng(17)
-    for _ in range(50):
-        _store(engine, org, agent, _unit(rng.normal(size=384)))
+    rows = rng.normal(size=(3000, 384)).astype(np.float32)
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    filed = (rows @ shipped.T).argmax(axis=1)
+    with tenant_tx(engine, org) as conn:
+        conn.execute(_INSERT, [{"org": org, "agent": agent, "content": f"row {i}", "model": MODEL,
+                                "hash": hashlib.sha256(f"{org} row {i}".encode()).hexdigest(),
+                                "embedding": row.tolist(), "bucket": int(bucket)}
+                               for i, (row, bucket) in enumerate(zip(rows, filed))])
     with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
         conn.execute(text("VACUUM (ANALYZE) memories"))
         plan = "\n".join(row[0] for row in conn.execute(
             text("EXPLAIN " + str(vectors._NEAREST_IN_BUCKETS)).bindparams(bindparam("vector", type_=Vector(384))),
-            {"org_id": org, "agent_id": agent, "model": MODEL, "buckets": [1, 2, 3], "coarse": 64, "limit": 10,
-             "vector": _unit(rng.normal(size=384)).tolist()}))
+            {"org_id": org, "agent_id": agent, "model": MODEL, "buckets": [int(b) for b in filed[:3]], "coarse": 64,
+             "limit": 10, "vector": rows[0].tolist()}))
     assert plan.count("Index Only Scan using memories_agent_bucket_sketch") == 2, plan

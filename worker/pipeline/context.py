@@ -44,6 +44,7 @@ class WriteContext:
     redaction_tags: list[str] = field(default_factory=list)  # keyed tag per masked region (redaction_tags)
     embedding: list[float] | None = None
     embedding_model: str | None = None
+    embedding_bucket: int | None = None    # the centroid persist files the embedding under (not kept)
     exact_duplicate_of: str | None = None
     near_duplicates: list[dict[str, Any]] = field(default_factory=list)  # {memory_id, similarity}
     corpus_version: int | None = None      # agent corpus version the near-dup/conflict view was read at

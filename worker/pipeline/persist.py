@@ -55,6 +55,8 @@ def run(ctx: WriteContext, deps: StageDeps) -> PersistOutcome:
     ctx.timings_ms.pop("persist", None)
     started = time.perf_counter()
     with tenant_tx(deps.engine, ctx.org_id) as conn:
+        if ctx.embedding:  # before the corpus lock: the agent's other writes need not wait for it
+            ctx.embedding_bucket = BUCKETS.nearest(conn, ctx.embedding_model, ctx.embedding)
         version = corpus.lock(conn, ctx.org_id, ctx.agent_id)
         if not job_store.holds_lease(conn, ctx.org_id, ctx.job_id, ctx.lease_token):
             raise LeaseLost("job lease lost before persist")
@@ -181,7 +183,7 @@ def _insert_memory(conn: Any, ctx: WriteContext, status: str, searchable_since: 
         searchable_since=searchable_since, lexical=lexical.profile(ctx.content or "", ctx.org_id, ctx.agent_id),
         redaction_tags=ctx.redaction_tags, entity_id=entity_id,
         aspect=ctx.subject_aspect if entity_id else None,
-        embedding_bucket=BUCKETS.nearest(conn, ctx.embedding_model, ctx.embedding) if ctx.embedding else None)
+        embedding_bucket=ctx.embedding_bucket)
 
 
 def _activate(conn: Any, ctx: WriteContext, status: str, searchable_since: int,

@@ -45,6 +45,7 @@ import numpy as np
 import psycopg
 from psycopg.conninfo import make_conninfo
 
+from ibex_worker.adapters import centroids
 from ops.bench import loadclient
 from ops.bench.corpus import generate
 from ops.bench.ingest_load import cpu_model
@@ -98,7 +99,7 @@ def preload(dsn: str, rows: int, seed: int) -> float:
         # times in one transaction (each update a new row version to walk past): off for the
         # COPY, the counts of the rows loaded are added in one statement after it.
         # The embedding bucket's trigger is off with it: each row is filed here, as persist files it.
-        filed = centroids(conn)
+        filed = centroids.shipped().get(MODEL)  # the ones the migrations loaded
         conn.execute("SET session_replication_role = replica")
         with conn.cursor().copy("COPY memories (org_id, agent_id, content, content_hash, source, embedding, "
                                 "embedding_model, lexical_fingerprint, lexical_bands, embedding_bucket) "
@@ -123,12 +124,6 @@ def preload(dsn: str, rows: int, seed: int) -> float:
                      "ON CONFLICT (org_id, band) DO UPDATE SET n = memory_lexical_band_counts.n + EXCLUDED.n")
         conn.execute("VACUUM ANALYZE memories")
     return round(time.monotonic() - started, 1)
-
-
-def centroids(conn: psycopg.Connection) -> np.ndarray | None:
-    """The centroids the migrations loaded for the benchmark's model (None: none)."""
-    rows = conn.execute("SELECT centroid FROM embedding_centroids WHERE model = %s ORDER BY bucket", (MODEL,)).fetchall()
-    return np.asarray([row[0].to_numpy() for row in rows], dtype=np.float32) if rows else None
 
 
 def analyze(dsn: str) -> None:

@@ -31,7 +31,7 @@ import psycopg
 from pgvector.psycopg import register_vector
 
 from ibex_worker import migrate
-from ops.bench import burst
+from ibex_worker.adapters import centroids
 from ibex_worker.adapters.vector_store import PgVectorStore
 from ibex_worker.db import make_engine, tenant_tx
 from ibex_worker.devstack.postgres import EmbeddedPostgres
@@ -76,7 +76,7 @@ def load(dsn: str, pool: np.ndarray, size: int, agents: int, rng: np.random.Gene
         register_vector(conn)
         conn.execute("TRUNCATE memories CASCADE")
         conn.execute("DROP INDEX IF EXISTS memories_embedding_hnsw")
-        centroids = burst.centroids(conn)
+        filed = centroids.shipped().get(MODEL)  # the ones the migrations loaded
         conn.execute("ALTER TABLE memories DISABLE TRIGGER memories_embedding_bucket")
         with conn.cursor().copy("COPY memories (org_id, agent_id, content, content_hash, source, embedding, "
                                 "embedding_model, embedding_bucket) FROM STDIN WITH (FORMAT BINARY)") as copy:
@@ -84,8 +84,8 @@ def load(dsn: str, pool: np.ndarray, size: int, agents: int, rng: np.random.Gene
             for first in range(0, size, 10_000):
                 count = min(10_000, size - first)
                 chunk = noisy(pool[rng.integers(len(pool), size=count)], 0.025, rng)  # cos ~0.8 between siblings
-                filed = (chunk @ centroids.T).argmax(axis=1) if centroids is not None else [None] * count
-                for i, vector, bucket in zip(range(first, first + count), chunk, filed):
+                buckets = (chunk @ filed.T).argmax(axis=1) if filed is not None else [None] * count
+                for i, vector, bucket in zip(range(first, first + count), chunk, buckets):
                     content = f"row {i}"
                     copy.write_row((ORG, f"agent-{i % agents}", content, hashlib.sha256(content.encode()).hexdigest(),
                                     "bench", vector, MODEL, None if bucket is None else int(bucket)))

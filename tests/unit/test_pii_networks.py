@@ -287,3 +287,23 @@ def test_a_quad_an_update_brings_something_to_is_a_version(text, version):
     view = canonical_view(text).text
     quad = re.search(r"\d+(?:\.\d+){3}(?=\D*$)", view)
     assert version_quads.read_as_version(view, quad.start(), quad.end()) is version
+
+
+@pytest.mark.parametrize("text, values", [
+    ("10:22:33.123456 IP 10.0.0.5.53422 > 10.0.0.1.53: 12345+ A? example.com. (29)", ["10.0.0.5", "10.0.0.1"]),
+    ("10:22:34.000812 IP6 fe80::1c2d:3e4f:5a6b:7c8d.546 > fe80::1.547: dhcp6 solicit",
+     ["fe80::1c2d:3e4f:5a6b:7c8d", "fe80::1"]),
+    ("14:02:11 ip 192.168.1.20.https > 10.1.1.1.51234: Flags [P.]", ["192.168.1.20", "10.1.1.1"]),
+])
+def test_the_ends_of_a_packet_as_tcpdump_prints_them_are_addresses(text, values):
+    found = [(hit.start, hit.end) for hit in networks.ip_addresses(text)]
+    spans = [(text.index(value + "."), text.index(value + ".") + len(value)) for value in values]
+    assert set(spans) <= set(found)
+    assert all(networks.ip_in_context(text, start, end) for start, end in spans)
+
+
+def test_a_five_part_dotted_run_outside_a_packet_is_still_no_address():
+    text = "build 10.0.0.5.53422 shipped to the fleet"
+    start = text.index("10.0.0.5")
+    assert not networks.ip_in_context(text, start, start + len("10.0.0.5"))
+    assert networks.ip_addresses(text) == []

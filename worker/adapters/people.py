@@ -64,6 +64,7 @@ def arbitrate_names(view: View, doc: Sequence[Any], raw: Sequence[Finding], refi
     people = people if foreign else [_grown(view.text, f, others) for f in people]
     named = [(f.start, f.end) for f in refined if f.entity_type == "PERSON" and f.recognizer in (KNOWN, CUED)]
     people = people if foreign else [_with_the_rules_name(view.text, f, named, others) for f in people]
+    people = [Finding("PERSON", *_whole_words(view.text, f.start, f.end), f.score, f.recognizer) for f in people]
     taken = [f for f in refined
              if f.entity_type == "PERSON" and f.recognizer in (CJK_NAMED, SCRIPT_NAMED, HANDLE_NAMED)]
     found = [(f.start, f.end) for f in people + taken]

@@ -238,7 +238,8 @@ def build_registry(nlp_engine: Any) -> RecognizerRegistry:
         FunctionRecognizer(THING_NAMED, ["PERSON"], lambda text: names.people_named_like_things(text, NOT_A_PERSON)),
         FunctionRecognizer(OTHER_SCRIPT, ["PERSON"], names.other_script_names),
         FunctionRecognizer(CJK_NAMED, ["PERSON"], cjk_names.cjk_names),
-        FunctionRecognizer(SCRIPT_NAMED, ["PERSON"], script_names.script_names),
+        FunctionRecognizer(SCRIPT_NAMED, ["PERSON"],
+                           lambda text: script_names.script_names(text) + names.cued_other_script(text)),
         FunctionRecognizer(HANDLE_NAMED, ["PERSON"], handles.handles),
     ):
         registry.add_recognizer(recognizer)

@@ -87,19 +87,22 @@ def _never_in_a_name(lower: str) -> bool:
 _JOIN = r"(?:,?\s+(?:and|&|or|und|y|et|e|og|och|en)\s+)"
 _AFTER_JOIN = re.compile(rf"^{_JOIN}({NAME_WORD}(?: {NAME_WORD}){{0,2}})")
 _BEFORE_JOIN = re.compile(rf"({NAME_WORD}(?: {NAME_WORD}){{0,2}}){_JOIN}$")
+_BEFORE_COMMA = re.compile(rf"(?<![\w,] )({NAME_WORD}(?: {NAME_WORD}){{0,2}}),\s*$")  # "Ngozi, Tunde and I"
 
 
 def coordinated(text: str, people: Sequence[tuple[int, int]], not_names: frozenset[str]) -> list[Hit]:
     """Names joined to a name already found (``Austin and Dakota``, ``Amara and Tobenna``): a
     neighbour across "and" whose words are all names the gazetteer knows, no place and none
-    of ``not_names``. Followed along the list in both directions."""
+    of ``not_names``, or before it across a comma when "and" follows it ("Ngozi, Tunde and
+    I"). Followed along the list in both directions."""
     found: list[Hit] = []
     taken = {(s, e) for s, e in people}
     todo = list(people)
     while todo:
         start, end = todo.pop()
         after = _AFTER_JOIN.match(text[end:end + 80])
-        before = _BEFORE_JOIN.search(text[max(0, start - 80):start])
+        before = _BEFORE_JOIN.search(text[max(0, start - 80):start]) or (
+            _BEFORE_COMMA.search(text[max(0, start - 80):start]) if re.match(_JOIN, text[end:end + 12]) else None)
         candidates = []
         if after:
             candidates.append(_first_name_words(text, end + after.start(1), end + after.end(1), not_names))
@@ -184,12 +187,16 @@ def _signed(text: str, not_names: frozenset[str]) -> list[Hit]:
 
 def _aliases(text: str, people: Sequence[tuple[int, int]], not_names: frozenset[str]) -> list[Hit]:
     found = []
-    for _, end in people:
+    for start, end in people:
         match = _ALIAS.match(text, end)
         if match is None:
             continue
         words = match.group("alias").split()
-        if all(_alias_word(word, not_names) and (given_name(word) or _HAN_HANGUL.match(word)) for word in words) \
+        transliterated = not re.search(r"[A-Za-z\u00c0-\u024f]", text[start:end])  # "ნინო ბერიძე (Nino)"
+        if all(_alias_word(word, not_names) and (given_name(word) or _HAN_HANGUL.match(word))
+               or transliterated and _name_like(word) and word.lower() not in places() | _FIELD_LABELS
+               and (given_name(word) or word.lower() not in not_names)
+               for word in words) \
                 or match.group("cue") and all(_uncommon(word) and word.lower() not in not_names for word in words):
             found.append(Hit("PERSON", match.start("alias"), match.end("alias"), NAMED_ALONE))
     return found

@@ -21,7 +21,8 @@ from ibex_worker.pii.lexicon import capitalised_share, gazetteer, is_common, pla
 from ibex_worker.pii.name_words import (ANNOUNCING, GROUP_MENTIONS, NOT_A_NAME_OBJECT, NOT_NAME_CONTEXT, ORG_WORDS,
                                    PARTICLES, RELATIONS, TITLES, WEAK_CUES)
 from ibex_worker.pii.numbers import LIKELY, Hit
-from ibex_worker.pii.relations import opening_people, relatives
+from ibex_worker.pii.relations import appositive_people, opening_people, relatives
+from ibex_worker.pii.script_names import caseless_run, has_caseless
 
 NAME_WORD = r"[^\W\d_][^\W\d_'’\-]*(?:['’\-][^\W\d_]+)*"
 CUE_WORDS = {c for c in (*ANNOUNCING, *TITLES, *RELATIONS, *WEAK_CUES)}
@@ -50,7 +51,19 @@ def cued_names(text: str) -> list[Hit]:
         if span is not None:
             hits.append(Hit("PERSON", *_absorb_common_names(text, *span), LIKELY))
     return (hits + _named_by_verb(text) + _addressed(text) + _mentioned(text) + _speakers(text) + _addressee(text)
-            + _pair(text) + relatives(text) + opening_people(text))
+            + _pair(text) + relatives(text) + opening_people(text) + appositive_people(text))
+
+
+def cued_other_script(text: str) -> list[Hit]:
+    """A name in a script without capitals right after an English word that announces a
+    person, other than a plain verb ("The user's Tamil tutor is கார்த்திகா சுப்ரமணியம்"):
+    ``script_names.caseless_run``."""
+    if not has_caseless(text):
+        return []
+    return [Hit("PERSON", *span, LIKELY) for cue in _CUE_RE.finditer(text, tables.header_end(text))
+            if text[cue.start() - 1:cue.start()] not in ("-", "_", "/")  # "BILLING-HI" greets nobody
+            and (_NAMING.search(cue.group(0)) or _LEVEL[matched_key(cue.group(1))])
+            and (span := caseless_run(text, cue.end())) is not None]
 
 
 # "grace and hope r coming too", "Park and Cook are both on leave": two known given names joined

@@ -231,7 +231,10 @@ def _version_like(value: str) -> bool:
 
 
 def _inside_dotted_run(text: str, start: int, end: int) -> bool:
-    """``19618.1.15.11.14``: four of its parts read as an IPv4 address, the whole does not."""
+    """``19618.1.15.11.14``: four of its parts read as an IPv4 address, the whole does not
+    (a packet's end as tcpdump prints it, address and port, is an address)."""
+    if (start, end) in _packet_ends(text):
+        return False
     before, after = text[max(0, start - 2):start], text[end:end + 2]
     return bool(re.fullmatch(r"\d\.", before) or re.fullmatch(r"\.\d", after))
 
@@ -242,8 +245,21 @@ _IPV6_PORT = re.compile(r"(?<![\w:.])((?:[0-9a-f]{0,4}:){2,7}[0-9a-f]{0,4}):(\d{
 
 def ip_addresses(text: str) -> list[Hit]:
     """The addresses Presidio's recognizer does not see: IPv6 with a port, IPv4 read out,
-    glued to words of scripts written without spaces or after another address and a slash."""
-    return ipv6_with_port(text) + spoken_ips(text) + glued_ipv4(text) + slashed_ipv4(text)
+    glued to words of scripts written without spaces or after another address and a slash,
+    and the two ends of a packet as tcpdump prints them."""
+    return (ipv6_with_port(text) + spoken_ips(text) + glued_ipv4(text) + slashed_ipv4(text)
+            + [Hit("IP_ADDRESS", start, end, LIKELY) for start, end in _packet_ends(text)])
+
+
+# "IP 10.0.0.5.53422 > 10.0.0.1.53:", "IP6 fe80::1.546 > ff02::1:2.547:": tcpdump writes each
+# end of a packet as its address, a dot and its port (or the port's service name).
+_PACKET = re.compile(r"\b(?i:ip6?)[ \t]+(?P<a>[0-9A-Fa-f:.]+?)\.(?:\d{1,5}|[a-z][\w\-]*)[ \t]+>[ \t]+"
+                     r"(?P<b>[0-9A-Fa-f:.]+?)\.(?:\d{1,5}|[a-z][\w\-]*):")
+
+
+@lru_cache(maxsize=32)
+def _packet_ends(text: str) -> tuple[tuple[int, int], ...]:
+    return tuple((m.start(g), m.end(g)) for m in _PACKET.finditer(text) for g in ("a", "b") if _is_ip(m.group(g)))
 
 
 # An IPv4 address with letters of another script right before or after it ("服务器10.8.21.17又挂了",

@@ -14,8 +14,9 @@ import re
 
 from spacy.lang.en.stop_words import STOP_WORDS
 
-from ibex_worker.pii.lexicon import gazetteer, is_common
-from ibex_worker.pii.name_words import PARTICLES, RELATIONS
+from ibex_worker.pii.languages import reads_foreign
+from ibex_worker.pii.lexicon import gazetteer, is_common, places
+from ibex_worker.pii.name_words import ORG_WORDS, PARTICLES, RELATIONS
 from ibex_worker.pii.numbers import LIKELY, Hit
 
 # Spanish, Portuguese, Italian, French, German, Dutch, Polish, Turkish, Indonesian, Swahili,
@@ -111,3 +112,25 @@ def opening_people(text: str) -> list[Hit]:
 _ROLES = frozenset(RELATIONS) | {"physiotherapist", "physio", "sitter", "housekeeper", "childminder", "godchild",
                                   "goddaughter", "godson", "carer", "hairdresser", "barber", "landlady", "osteopath",
                                   "chiropractor", "psychologist", "psychiatrist", "paediatrician", "pediatrician"}
+
+
+# "Babajide Oyelaran, former landlord, +44 ...", "Thandiwe Nkosi, the user's physio": two or
+# three capitalised words, then after a comma what only a person is.
+_APPOSITION = re.compile(
+    r"(?<![\w'’\-])([A-Z][^\W\d_]+(?:[ \-][A-Z][^\W\d_]+){1,2}),\s+(?:(?:a|an|the|our|my|his|her|their|"
+    r"the\s+user['’]s|former|ex|previous|new|current|retired|family|personal|private)[\s\-]+){0,3}"
+    r"(?P<role>[a-z]+)(?=\s*(?:[,.;:)!?]|$)|\s+(?:of|at|for|from|in|and|who|with|since)\b)")
+
+
+def appositive_people(text: str) -> list[Hit]:
+    """See ``_APPOSITION``: the role must be a person's (``_ROLES``), and no word of the name a
+    common word, a place or a family word ("Acme Plumbing, the plumber" names a firm)."""
+    if reads_foreign(text):
+        return []  # "... 20 dakikada bir kalkıyor, son sefer": "son" is "last" in Turkish
+    hits = []
+    for match in _APPOSITION.finditer(text):
+        words = re.split(r"[ \-]", match.group(1).lower())
+        if match.group("role") in _ROLES and not any(
+                _common(w) and not _known_given(w) or w in places() or w in ORG_WORDS for w in words):
+            hits.append(Hit("PERSON", match.start(1), match.end(1), LIKELY))
+    return hits

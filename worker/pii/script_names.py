@@ -18,6 +18,7 @@ spaces: after its prefixes the name runs to the next space, particle or common v
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from ibex_worker.pii.numbers import LIKELY, Hit
 
@@ -224,3 +225,40 @@ def _thai_word(text: str, at: int) -> str | None:
     stop = _THAI_STOP.search(run.group(0), 2)
     word = run.group(0)[:stop.start() if stop else None][:_THAI_MAX]
     return word if len(word) >= 2 else None
+
+
+# Scripts written without capitals (Arabic, Hebrew, the Indic scripts, Thai, Georgian, Ethiopic):
+# in English text a name in one of them cannot be told by its capital letter.
+_CASELESS = re.compile(r"[\u0590-\u05ff\u0600-\u06ff\u0750-\u077f\u0900-\u0dff\u0e00-\u0e7f\u10d0-\u10ff"
+                       r"\u1200-\u137f\ufb1d-\ufdff\ufe70-\ufefc]")
+_MAX_RUN = 3
+
+
+def has_caseless(text: str) -> bool:
+    return _CASELESS.search(text) is not None
+
+
+def caseless_run(text: str, pos: int) -> tuple[int, int] | None:
+    """The span of one to three words of caseless scripts starting at ``pos`` ("The user's
+    Tamil tutor is கார்த்திகா சுப்ரமணியம்", "Accountant: వెంకట రమణ రావు"): after a word that
+    announces a person in English, such a run is the name (uncertain means masked). Words end at
+    a space or at a character that is neither a letter nor a mark of the script; a run followed
+    by more words of the script is a phrase, no name."""
+    end, words = pos, 0
+    while words < _MAX_RUN:
+        cursor = end if words == 0 else end + 1
+        if words and text[end:end + 1] != " ":
+            break
+        word_end = cursor
+        while word_end < len(text) and _CASELESS.match(text[word_end]) \
+                and unicodedata.category(text[word_end])[0] in "LM":
+            word_end += 1
+        if word_end == cursor:
+            break
+        end, words = word_end, words + 1
+    if not words:
+        return None
+    after = text[end:end + 2]
+    if after[:1] == " " and _CASELESS.match(after[1:2] or " "):
+        return None
+    return pos, end

@@ -103,4 +103,6 @@ peruvian polish portuguese qatari romanian russian rwandan saudi scottish senega
 slovak slovakian slovenian somali spanish sudanese swedish swiss syrian taiwanese tajik tanzanian thai
 tunisian turkish turkmen ugandan ukrainian uruguayan uzbek venezuelan vietnamese welsh yemeni zambian
 zimbabwean deutsch deutsche deutscher français française española español italiano italiana portugués
+arabic hebrew persian farsi hindi urdu bengali punjabi gujarati marathi tamil telugu kannada malayalam sinhala
+pashto swahili yoruba igbo hausa amharic tagalog
 """.split())

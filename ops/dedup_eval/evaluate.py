@@ -7,8 +7,11 @@ Pairs are scored as the pipeline compares them: redacted by the PII stage, with 
 placeholders' tags (``score``).
 
 Splits: ``dev`` is ``ops.bench.pairs.generate()`` (typos, spelling variants, rewordings,
-case, number changes, negations, another subject, unrelated pairs around 44 base facts) and
-``name_pairs()`` (two spellings of one name, and two people's names that differ by little);
+case, number changes, negations, another subject, unrelated pairs around 44 base facts),
+``name_pairs()`` (two spellings of one name, and two people's names that differ by little) and
+``written_pairs()`` (``dev_written.tsv``: 420 pairs written by hand by someone who read neither
+the detector nor the held-out pairs, free rewordings most of all; their kinds end in
+", written");
 ``heldout`` is ``tests/data/dedup/heldout.tsv``, written by hand on other facts (and name
 variants and record numbers, which dev lacks), never used to choose anything. Labels:
 ``same`` (one memory said twice: it should be linked), ``competing`` (the same attribute
@@ -29,6 +32,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 HELDOUT = ROOT / "tests" / "data" / "dedup" / "heldout.tsv"
+WRITTEN = Path(__file__).resolve().parent / "dev_written.tsv"
 PAGE = ROOT / "docs" / "dedup-quality.md"
 DEV_LABELS = {"same_words_case": "same", "typo": "same", "spelling": "same", "paraphrase": "same",
               "number": "competing", "negation": "competing", "other_subject": "distinct", "unrelated": "distinct"}
@@ -59,7 +63,11 @@ class Scored:
 def dev_pairs() -> list[Pair]:
     from ops.bench.pairs import generate
 
-    return [Pair(p.kind, DEV_LABELS[p.kind], p.a, p.b) for p in generate()] + name_pairs()
+    return [Pair(p.kind, DEV_LABELS[p.kind], p.a, p.b) for p in generate()] + name_pairs() + written_pairs()
+
+
+def written_pairs() -> list[Pair]:
+    return [Pair(f"{p.kind}, written", p.label, p.a, p.b) for p in _read(WRITTEN)]
 
 
 # Facts about a person, and two spellings of one name (``name``: the same memory) or two
@@ -89,7 +97,11 @@ def name_pairs() -> list[Pair]:
 
 
 def heldout_pairs() -> list[Pair]:
-    rows = [line.split("\t") for line in HELDOUT.read_text(encoding="utf-8").splitlines()
+    return _read(HELDOUT)
+
+
+def _read(path: Path) -> list[Pair]:
+    rows = [line.split("\t") for line in path.read_text(encoding="utf-8").splitlines()
             if line.strip() and not line.startswith("#")]
     return [Pair(kind, label, a, b) for kind, label, a, b in rows]
 
@@ -258,7 +270,13 @@ def _page(lines: list[str], emb: float, lex: float, chosen: float) -> str:
         "Labels: `same` (one memory said twice), `competing` (the same attribute with another value, which must "
         "be linked for conflict detection to decide it), `distinct` (must not be linked). Precision counts a link "
         "as correct on `same` and `competing` pairs. The held-out split was written by hand and never used to "
-        "choose a threshold.", ""]
+        "choose a threshold.", "",
+        "`dev` is the generated pairs, the name pairs, and (since 2026-12-07) 420 pairs written by hand by a "
+        "writer who read neither the detector nor the held-out pairs (kinds ending in \", written\": free "
+        "rewordings, negations, another choice, another subject, another record, another fact on one topic). "
+        "Those are far harder than the generated ones: embedding alone links 49 % of their linkable pairs, both "
+        "signals 61 %; their paraphrases, negations and changed choices are the gap. With them, the lowest "
+        "lexical threshold keeping dev precision at 0.95 rose from 0.79 to 0.81.", ""]
     return "\n".join(head + lines)
 
 

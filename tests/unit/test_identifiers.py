@@ -50,3 +50,22 @@ def test_two_memories_are_about_different_records_only_when_a_shared_kind_has_no
     assert distinct_records(find("ticket 84898"), find("no record here")) == []
     assert distinct_records(find("tickets 1001 and 1002"), find("ticket 1002")) == []
     assert distinct_records(find("ticket 1001, order 55012"), find("ticket 1002, order 55013")) == ["order", "ticket"]
+
+
+@pytest.mark.parametrize("a, b", [
+    ("Bug PAY-219 causes double charges on retries.", "Bug PAY-245 causes double charges on retries."),
+    ("Invoice 9043 was paid in full yesterday.", "Invoice 9087 was paid in full yesterday."),
+    ("Pull request #882 is waiting for a second review.", "Pull request #907 is waiting for a second review."),
+    ("Change request CR-338 is scheduled tonight.", "Change request CR-351 is scheduled tonight."),
+])
+def test_issue_keys_and_records_stated_about_are_different_records(a, b):
+    assert distinct_records(find(a), find(b))
+
+
+@pytest.mark.parametrize("a, b", [
+    ("The serial line runs RS-232 at the depot.", "The serial line runs RS-485 at the depot."),
+    ("Tokens are signed with ES-256.", "Tokens are signed with PS-384."),
+    ("The invoice 9043 for the roof", "The invoice 9087 for the roof"),   # an amount as often
+])
+def test_standards_and_bare_short_numbers_are_no_records(a, b):
+    assert not distinct_records(find(a), find(b))

@@ -61,7 +61,10 @@ class Settings(BaseSettings):
     memory_near_duplicate_sim_threshold: float = Field(0.92, ge=0.0, le=1.0)
     # Character-trigram Jaccard at or above which two texts are near duplicates without the
     # embedding (ibex_worker.lexical); chosen on the dev pairs by `make dedup-eval`.
-    memory_near_duplicate_lexical_threshold: float = Field(0.81, gt=0.0, le=1.0)
+    memory_near_duplicate_lexical_threshold: float = Field(0.79, gt=0.0, le=1.0)
+    # Embedding similarity above which a pair that differs by at most one content word is a
+    # near duplicate said in other words (ibex_worker.rewording); chosen on the dev pairs.
+    memory_near_duplicate_rewording_floor: float = Field(0.70, gt=0.0, le=1.0)
     # Trigram similarity of two entity keys at or above which a new entity is recorded as
     # `possibly_same_as` an existing one (ibex_worker.entities); never a merge.
     entity_similarity_threshold: float = Field(0.6, gt=0.0, le=1.0)

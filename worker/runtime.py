@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import structlog
 
 from ibex_worker.adapters.cache import RedisCache
+from ibex_worker.adapters.tagger import SpacyTagger
 from ibex_worker.adapters.vector_store import PgVectorStore
 from ibex_worker.config import Settings
 from ibex_worker.conflict_rules import edits
@@ -44,6 +45,9 @@ def build_deps(settings: Settings, *, with_pii: bool, with_embedder: bool,
     embedder = load_embedder(settings) if with_embedder else None
     if {settings.queue_persist, settings.queue_conflict} & consumed_queues:
         edits.load()  # the typo rule of entities (persist) and of the rules classifier (conflict)
+    tagger = None
+    if {settings.queue_near_dedup, settings.queue_persist} & consumed_queues:
+        tagger = SpacyTagger(redactor.nlp if redactor is not None else load_nlp(settings))
     engine = get_engine(settings.database_url)
     return StageDeps(settings=settings, engine=engine,
                      vector_store=PgVectorStore(settings.near_duplicate_coarse_candidates,
@@ -52,7 +56,7 @@ def build_deps(settings: Settings, *, with_pii: bool, with_embedder: bool,
                                                 audit_every=settings.near_duplicate_bucket_audit_every),
                      redactor=redactor, embedder=embedder, cache=read_cache(settings), metrics=get_metrics(),
                      consumed_queues=frozenset(consumed_queues), waker=waker,
-                     leases=LeaseKeeper(engine, settings.job_lease_seconds))
+                     leases=LeaseKeeper(engine, settings.job_lease_seconds), tagger=tagger)
 
 
 def read_cache(settings: Settings) -> RedisCache | None:

@@ -91,7 +91,7 @@ def test_near_duplicate_is_linked_with_similarity_and_threshold(engine, producer
     assert {fetch_memory(engine, v["memory_id"]).status for v in (older, newer)} == {"active"}
 
 
-# Measured: embedding 0.870, trigram similarity 0.882 (lexical threshold 0.81).
+# Measured: embedding 0.870, trigram similarity 0.882 (lexical threshold 0.79).
 TYPO_OLD = "The courier collects returned parcels from reception every Tuesday."
 TYPO_NEW = "The courier collects returned parcles from reception every Tuesday."
 
@@ -114,6 +114,12 @@ def test_a_typo_the_embedding_misses_is_linked_by_the_lexical_signal(engine, pro
     assert elsewhere["result"]["near_duplicates"] == []
 
 
+def _link_signals(engine, org: str, source_id: str) -> dict:
+    [link] = query(engine, "SELECT * FROM memory_relationships WHERE org_id = :o AND source_memory_id = :s",
+                   o=org, s=source_id)
+    return link.evidence["signals"]
+
+
 # Measured: embedding 0.716, trigram similarity 0.778, two misspelt words, 13 of 16 bands
 # shared (so the store proposes it); the control with another noun ("letters"): embedding
 # 0.894, trigram 0.778, a real word replaced.
@@ -129,12 +135,35 @@ def test_misspellings_both_scores_miss_are_linked_by_the_same_words_and_another_
     other = submit_and_wait(engine, producer, settings, memory(org, agent, OTHER_NOUN))
 
     assert [n["memory_id"] for n in newer["result"]["near_duplicates"]] == [older["memory_id"]]
-    [link] = query(engine, "SELECT * FROM memory_relationships WHERE org_id = :o AND source_memory_id = :s",
-                   o=org, s=newer["memory_id"])
-    signals = link.evidence["signals"]
+    signals = _link_signals(engine, org, newer["memory_id"])
     assert signals["embedding"]["fired"] is False and signals["lexical"]["fired"] is False
     assert signals["fingerprint"] == {"same": False} and signals["small_edits"] == {"same_words": True}
     assert other["result"]["near_duplicates"] == []
+
+
+# Measured: embedding 0.825, trigram similarity 0.538, no content word on one side only; the
+# control about another team: embedding 0.865, trigram 0.767, "billing" and "support" differ.
+REWORDED_OLD = "The customer prefers to be called in the afternoon, never before 2 pm."
+REWORDED_NEW = "Never call the customer before 2 pm; the afternoon suits them better."
+TEAM_OLD = "The billing team wants the weekly report on Monday mornings."
+TEAM_OTHER = "The support team wants the weekly report on Monday mornings."
+
+
+def test_a_rewording_both_scores_miss_is_linked_and_a_fact_about_another_team_is_not(
+        engine, producer, settings, pipeline):
+    org, agent = new_scope(), new_scope("agent")
+    older = submit_and_wait(engine, producer, settings, memory(org, agent, REWORDED_OLD))
+    newer = submit_and_wait(engine, producer, settings, memory(org, agent, REWORDED_NEW))
+    [near] = newer["result"]["near_duplicates"]
+    assert near["memory_id"] == older["memory_id"] and 0.70 < near["similarity"] < 0.92
+    signals = _link_signals(engine, org, newer["memory_id"])
+    assert signals["embedding"]["fired"] is False and signals["lexical"]["fired"] is False
+    assert signals["rewording"] == {"similarity": near["similarity"], "floor": 0.70, "differing_content_words": 0,
+                                    "max_differing": 1, "fired": True}
+
+    team = submit_and_wait(engine, producer, settings, memory(org, agent, TEAM_OLD))
+    other = submit_and_wait(engine, producer, settings, memory(org, agent, TEAM_OTHER))
+    assert team["result"]["near_duplicates"] == [] and other["result"]["near_duplicates"] == []
 
 
 def test_the_backfill_fills_memories_stored_before_the_lexical_signal_and_a_rerun_finds_nothing(

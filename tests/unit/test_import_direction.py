@@ -18,7 +18,7 @@ IMPORT_NAMES = {"api": "ibex_api", "worker": "ibex_worker"}
 # Lowest first: a module may import modules of its own layer and of the layers below.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("ibex_worker.pii", "ibex_worker.identifiers", "ibex_worker.lexical", "ibex_worker.entity_keys",
-     "ibex_worker.redaction_tags", "ibex_worker.conflict_rules"),  # pure text analysis
+     "ibex_worker.redaction_tags", "ibex_worker.conflict_rules", "ibex_worker.rewording"),  # pure text analysis
     ("ibex_worker.store",),  # SQL
     ("ibex_worker.adapters", "ibex_worker.publish", "ibex_worker.celery_app", "ibex_worker.broker"),  # models, vectors, read cache, broker
     ("ibex_worker.pipeline",),

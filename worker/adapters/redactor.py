@@ -68,6 +68,7 @@ class PresidioRedactor:
         engine = SpacyNlpEngine(models=[{"lang_code": "en", "model_name": model_name}],
                                 ner_model_configuration=NerModelConfiguration(labels_to_ignore=IGNORED_NER_LABELS))
         engine.nlp = {"en": nlp}  # share the worker's pipeline; never spacy.load (or download) again
+        self.nlp = nlp
         self._engine = engine
         self._analyzer = AnalyzerEngine(registry=build_registry(engine), nlp_engine=engine,
                                         supported_languages=["en"])

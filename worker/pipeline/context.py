@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # types only: the context stays a plain data module that load
     from ibex_worker.metrics import Metrics
     from ibex_worker.pipeline.leases import LeaseKeeper
     from ibex_worker.publish import Waker
+    from ibex_worker.rewording import Tagger
 
 # Context fields kept in the job row's `context` JSON (everything but raw content and vector).
 _JSON_FIELDS = ("content", "content_hash", "quarantine_reasons", "pii_report", "subject_key", "subject_aspect",
@@ -112,3 +113,4 @@ class StageDeps:
     consumed_queues: frozenset[str] = frozenset()  # queues this worker process takes (inline stages)
     waker: Waker | None = None  # coalesced wake-ups: kept by deliveries of the entry stage
     leases: LeaseKeeper | None = None  # renews the leases of this process's deliveries
+    tagger: Tagger | None = None  # the rewording signal's, in processes that search near duplicates

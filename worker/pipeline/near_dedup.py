@@ -4,8 +4,11 @@ greater than the threshold in force: ``min_similarity = threshold`` is requested
 is applied, ADR-0055) and the lexical signal (``ibex_worker.lexical``: trigram similarity at
 or above its threshold, or the same word-set fingerprint, or the same words apart from a few
 misspellings or British/American spellings, ``conflict_rules.edits.small_edits_only``;
-candidates proposed by the store's band index). Either signal makes a near duplicate; each candidate carries every signal's
-score, and the link's evidence says which fired.
+candidates proposed by the store's band index), and a rewording: above the rewording floor
+(``IBEX_MEMORY_NEAR_DUPLICATE_REWORDING_FLOOR``), at most one content word on one side only
+(``ibex_worker.rewording``; read by the process's tagger, so a process without one leaves it
+out). Any signal makes a near duplicate; each candidate carries every signal's score, and the
+link's evidence says which fired.
 
 Guarantees: ``ctx.near_duplicates`` lists candidates of the same org and agent, active,
 never quarantined, best first; an empty corpus gives none. Left out, and named in the
@@ -20,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ibex_worker import identifiers, lexical, redaction_tags
+from ibex_worker import identifiers, lexical, redaction_tags, rewording
 from ibex_worker.conflict_rules import edits, verdicts
 from ibex_worker.db import tenant_tx
 from ibex_worker.pipeline.context import StageDeps, WriteContext
@@ -36,8 +39,9 @@ def find(conn: Any, ctx: WriteContext, deps: StageDeps,
     A candidate is a near duplicate when its embedding similarity is strictly above the
     embedding threshold, or its trigram similarity reaches the lexical threshold, or both
     texts have the same word-set fingerprint, or the same words but for misspellings
-    ("stnadup", "Thursadys") and spelling variants, which a short text's trigrams miss;
-    each carries every signal's score. It is left
+    ("stnadup", "Thursadys") and spelling variants, which a short text's trigrams miss, or its
+    embedding similarity is above the rewording floor and at most one content word stands on
+    one side only; each carries every signal's score. It is left
     out when a person removed the link between these very texts (``unlinked_by_a_person``),
     when both name a kind of record by different identifiers (``different_records``), or
     when their redacted names are different people's (``different_people``). Names spelt two
@@ -46,11 +50,12 @@ def find(conn: Any, ctx: WriteContext, deps: StageDeps,
     settings = deps.settings
     threshold, lexical_threshold = (settings.memory_near_duplicate_sim_threshold,
                                     settings.memory_near_duplicate_lexical_threshold)
+    floor = min(threshold, settings.memory_near_duplicate_rewording_floor) if deps.tagger else threshold
     found = deps.vector_store.search(conn, ctx.org_id, ctx.agent_id, ctx.embedding, model=ctx.embedding_model,
-                                     min_similarity=threshold,
+                                     min_similarity=floor,
                                      limit=settings.near_duplicate_candidate_limit, since=since,
                                      corpus=ctx.corpus_version)
-    embedded = {c.memory_id: c.similarity for c in found if c.similarity > threshold}
+    embedded = {c.memory_id: c.similarity for c in found if c.similarity > floor}
     mine = lexical.profile(ctx.content or "", ctx.org_id, ctx.agent_id)
     words, grams = verdicts.tokens(ctx.content or ""), lexical.trigrams(ctx.content or "")
     proposed = {str(r.id): r for r in lexical_store.candidates(
@@ -67,7 +72,10 @@ def find(conn: Any, ctx: WriteContext, deps: StageDeps,
         fired = ((similarity is not None and similarity > threshold) or same_fingerprint
                  or (lexical_similarity is not None and lexical_similarity >= lexical_threshold))
         small_edits = edits.small_edits_only(words, verdicts.tokens(row.content))
-        if not (fired or small_edits):
+        differing = (_differing(ctx, row.content, deps)
+                     if not (fired or small_edits) and similarity is not None and similarity > floor else None)
+        reworded = differing is not None and len(differing) <= rewording.MAX_DIFFERING
+        if not (fired or small_edits or reworded):
             continue
         if partners is None:
             partners = relationships.unlinked_partners(conn, ctx.org_id, ctx.agent_id, ctx.content_hash)
@@ -82,9 +90,18 @@ def find(conn: Any, ctx: WriteContext, deps: StageDeps,
         else:
             kept.append({"memory_id": memory_id, "similarity": similarity, "lexical_similarity": lexical_similarity,
                          "same_fingerprint": same_fingerprint, "small_edits": small_edits,
-                         "names_sound_alike": people == "names_sound_alike"})
+                         "names_sound_alike": people == "names_sound_alike",
+                         **({"differing_words": len(differing)} if differing is not None else {})})
     kept.sort(key=lambda c: (-max(c["similarity"] or 0.0, c["lexical_similarity"] or 0.0), c["memory_id"]))
     return kept[:settings.near_duplicate_candidate_limit], left_out
+
+
+def _differing(ctx: WriteContext, other: str, deps: StageDeps) -> list[str] | None:
+    """The content words of the two texts on one side only (``ibex_worker.rewording``), when
+    this process has a tagger and neither text is empty."""
+    if deps.tagger is None or not ctx.content or not other:
+        return None
+    return rewording.differing(deps.tagger.terms(ctx.content), deps.tagger.terms(other))
 
 
 def refresh(conn: Any, ctx: WriteContext, deps: StageDeps) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str]:

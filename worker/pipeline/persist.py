@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from ibex_worker import entity_keys, lexical
+from ibex_worker import entity_keys, lexical, rewording
 from ibex_worker.adapters.centroids import BUCKETS
 from ibex_worker.db import tenant_tx
 from ibex_worker.errors import LeaseLost, PermanentError
@@ -220,7 +220,14 @@ def _signals(candidate: dict[str, Any], deps: StageDeps) -> dict[str, Any]:
                         "fired": lexical_similarity is not None and lexical_similarity >= lexical_threshold},
             "fingerprint": {"same": bool(candidate.get("same_fingerprint"))},
             "small_edits": {"same_words": bool(candidate.get("small_edits"))},
-            "names": {"sound_alike": bool(candidate.get("names_sound_alike"))}}
+            "names": {"sound_alike": bool(candidate.get("names_sound_alike"))},
+            **({"rewording": _rewording(candidate, deps)} if "differing_words" in candidate else {})}
+
+
+def _rewording(candidate: dict[str, Any], deps: StageDeps) -> dict[str, Any]:
+    floor, differing = deps.settings.memory_near_duplicate_rewording_floor, candidate["differing_words"]
+    return {"similarity": candidate["similarity"], "floor": floor, "differing_content_words": differing,
+            "max_differing": rewording.MAX_DIFFERING, "fired": differing <= rewording.MAX_DIFFERING}
 
 
 def _apply_supersessions(conn: Any, ctx: WriteContext, memory_id: str, plan: dict[str, Any]) -> None:

@@ -1,0 +1,56 @@
+"""The rewording signal of near dedup: a memory said again in other words.
+
+Neither the embedding threshold nor trigrams see a free rewording ("The user would rather be
+called than e-mailed" / "Calling works better for this user than e-mail"): MiniLM puts half of
+the rewordings people write under 0.92, while it puts the same template about another subject
+("The CFO wants ..." / "The CTO wants ...") above 0.85. What tells them apart is which words
+differ. A rewording changes verbs, adverbs and function words, or adds or drops one word; a
+fact about another thing swaps one content word for another. So a pair whose embedding
+similarity is above a floor (``IBEX_NEAR_DUPLICATE_REWORDING_FLOOR``) is a near duplicate when
+at most :data:`MAX_DIFFERING` of its content words (nouns, proper nouns, numbers, adjectives,
+by lemma) stand on one side only: two texts that differ by one such swap already differ by two.
+
+Content words are read by a tagger (``Tagger``; spaCy's tagger and lemmatizer, no parse) on the
+stored, redacted text; a placeholder ("[PERSON]") is one content word of its type, so two
+texts whose values are redacted the same way do not differ there (the screens for other
+people and other records still apply). Pure: the tagging is behind the protocol.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Protocol
+
+CONTENT_POS = frozenset({"NOUN", "PROPN", "NUM", "ADJ"})
+MAX_DIFFERING = 1
+PLACEHOLDER = re.compile(r"\[[A-Z_]+\??\]")
+
+
+class Tagger(Protocol):
+    def terms(self, text: str) -> frozenset[tuple[str, str]]:
+        """(lemma, part of speech) of the text's words that are neither stop words, punctuation
+        nor space, placeholders as (``[type]``, "PROPN")."""
+
+
+def terms_of(tokens: Iterable[tuple[int, int, str, str, bool]], text: str) -> frozenset[tuple[str, str]]:
+    """The terms of a tagged ``text``: ``tokens`` are (start, end, lemma, part of speech, is a
+    stop word or punctuation or space) in text order."""
+    placeholders = [(m.start(), m.end()) for m in PLACEHOLDER.finditer(text)]
+    out = {(f"[{text[s + 1:e].rstrip('?]').lower()}]", "PROPN") for s, e in placeholders}
+    for start, end, lemma, pos, skipped in tokens:
+        if not skipped and not any(s < end and start < e for s, e in placeholders):
+            out.add((lemma.lower(), pos))
+    return frozenset(out)
+
+
+def differing(a: frozenset[tuple[str, str]], b: frozenset[tuple[str, str]]) -> list[str]:
+    """The content words, by lemma, that stand on one side only, sorted."""
+    lemmas_a, lemmas_b = {lemma for lemma, _ in a}, {lemma for lemma, _ in b}
+    return sorted({lemma for lemma, pos in a if pos in CONTENT_POS and lemma not in lemmas_b}
+                  | {lemma for lemma, pos in b if pos in CONTENT_POS and lemma not in lemmas_a})
+
+
+def reworded(similarity: float | None, floor: float, a: frozenset[tuple[str, str]],
+             b: frozenset[tuple[str, str]]) -> bool:
+    return similarity is not None and similarity > floor and len(differing(a, b)) <= MAX_DIFFERING

@@ -24,6 +24,9 @@ from typing import Protocol
 
 CONTENT_POS = frozenset({"NOUN", "PROPN", "NUM", "ADJ"})
 MAX_DIFFERING = 1
+# A search tags at most this many candidates, the nearest by embedding that no other signal
+# linked: a templated agent proposes dozens above the floor, and each costs a tagger's pass.
+CANDIDATES_TAGGED = 3
 PLACEHOLDER = re.compile(r"\[[A-Z_]+\??\]")
 
 

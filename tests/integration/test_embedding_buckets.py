@@ -51,11 +51,12 @@ def _bucket(engine, org, memory_id):
         return conn.execute(text("SELECT embedding_bucket FROM memories WHERE id = :id"), {"id": memory_id}).scalar()
 
 
-def _search(engine, org, agent, vector, probes=16, corpus=1_000_000, audit_every=0):
+def _search(engine, org, agent, vector, probes=16, corpus=1_000_000, audit_every=0, min_similarity=0.92,
+            audit_at=0.0):
     with tenant_tx(engine, org) as conn:
         return [c.memory_id for c in PgVectorStore(coarse=64, probes=probes, buckets_from=1000,
-                                                   audit_every=audit_every).search(
-            conn, org, agent, vector.tolist(), model=MODEL, min_similarity=0.92, limit=10, corpus=corpus)]
+                                                   audit_every=audit_every, audit_at=audit_at).search(
+            conn, org, agent, vector.tolist(), model=MODEL, min_similarity=min_similarity, limit=10, corpus=corpus)]
 
 
 def test_the_migrations_load_the_shipped_centroids_as_they_are(engine, shipped):
@@ -136,6 +137,26 @@ def test_a_sampled_audit_counts_what_the_buckets_missed(engine, shipped):
     missed = get_metrics().bucket_audits.labels(outcome="missed")
     before = missed._value.get()
     assert _search(engine, org, agent, probe, audit_every=1) == []
+    assert missed._value.get() == before + 1
+
+
+def test_the_audit_counts_only_what_the_buckets_missed_above_the_threshold_they_answer_for(engine, shipped):
+    """The search asks for candidates down to the rewording floor (0.70), but the buckets are
+    chosen for pairs above the embedding threshold: a rewording's partner at 0.8 outside them is
+    no miss of theirs."""
+    from ibex_worker.metrics import get_metrics
+
+    rng = np.random.default_rng(19)
+    org, agent = new_scope(), new_scope("agent")
+    probe = _unit(rng.normal(size=384))
+    far = _unit(probe + rng.normal(scale=0.038, size=384))
+    assert 0.75 < float(far @ probe) < 0.85
+    _store(engine, org, agent, far, bucket=int(np.argmin(shipped @ probe)))
+    missed = get_metrics().bucket_audits.labels(outcome="missed")
+    before = missed._value.get()
+    assert _search(engine, org, agent, probe, audit_every=1, min_similarity=0.70, audit_at=0.92) == []
+    assert missed._value.get() == before
+    assert _search(engine, org, agent, probe, audit_every=1, min_similarity=0.70) == []
     assert missed._value.get() == before + 1
 
 

@@ -13,7 +13,8 @@ searchable after it, exactly: persist's re-check of what arrived since its unloc
 With ``corpus`` (the agent's corpus version, at least its count of memories) from
 ``buckets_from`` on, it reads only the embedding buckets nearest the query (``probes`` of
 them, when its model has centroids); one such search in ``audit_every`` also runs the whole-agent search and counts whether
-the buckets missed a candidate above the threshold (``ibex_near_dedup_bucket_audits_total``).
+the buckets missed a candidate above the threshold they answer for (``audit_at``, the embedding threshold,
+whatever lower floor the search asks for; ``ibex_near_dedup_bucket_audits_total``).
 """
 
 from __future__ import annotations
@@ -44,8 +45,10 @@ class VectorStore(Protocol):
 
 
 class PgVectorStore:
-    def __init__(self, coarse: int = 64, *, probes: int = 0, buckets_from: int = 0, audit_every: int = 0) -> None:
+    def __init__(self, coarse: int = 64, *, probes: int = 0, buckets_from: int = 0, audit_every: int = 0,
+                 audit_at: float = 0.0) -> None:
         self.coarse, self.probes, self.buckets_from, self.audit_every = coarse, probes, buckets_from, audit_every
+        self.audit_at = audit_at  # the similarity the buckets answer for (the embedding threshold)
         self._bucketed = 0
 
     def search(self, conn: Any, org_id: str, agent_id: str, vector: Sequence[float], *, model: str,
@@ -61,7 +64,7 @@ class PgVectorStore:
             self._bucketed += 1
             if self.audit_every and self._bucketed % self.audit_every == 0:
                 _audit(rows, vectors.nearest(conn, org_id, agent_id, vector, model=model, coarse=coarse, limit=limit),
-                       min_similarity)
+                       max(min_similarity, self.audit_at))
         else:
             rows = vectors.nearest(conn, org_id, agent_id, vector, model=model, coarse=coarse, limit=limit)
         found = [Candidate(str(row.id), float(row.similarity)) for row in rows]

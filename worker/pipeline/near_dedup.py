@@ -41,7 +41,9 @@ def find(conn: Any, ctx: WriteContext, deps: StageDeps,
     texts have the same word-set fingerprint, or the same words but for misspellings
     ("stnadup", "Thursadys") and spelling variants, which a short text's trigrams miss, or its
     embedding similarity is above the rewording floor and at most one content word stands on
-    one side only; each carries every signal's score. It is left
+    one side only (of the candidates only the rewording could link, the nearest
+    ``rewording.CANDIDATES_TAGGED`` not screened out below are tagged); each carries every
+    signal's score. It is left
     out when a person removed the link between these very texts (``unlinked_by_a_person``),
     when both name a kind of record by different identifiers (``different_records``), or
     when their redacted names are different people's (``different_people``). Names spelt two
@@ -64,23 +66,30 @@ def find(conn: Any, ctx: WriteContext, deps: StageDeps,
     missing = [i for i in embedded if i not in proposed]
     rows = {**proposed, **(lexical_store.rows(conn, ctx.org_id, missing) if missing else {})}
     kept, left_out = [], []
-    partners = None
-    for memory_id, row in rows.items():
-        similarity = embedded.get(memory_id, getattr(row, "similarity", None))
+    partners, tagged, my_records = None, 0, identifiers.find(ctx.content or "")
+
+    def similarity_of(memory_id: str) -> float | None:
+        return embedded.get(memory_id, getattr(rows[memory_id], "similarity", None))
+
+    for memory_id in sorted(rows, key=lambda i: (-(similarity_of(i) or -1.0), i)):
+        row, similarity = rows[memory_id], similarity_of(memory_id)
         lexical_similarity = lexical.jaccard(grams, lexical.trigrams(row.content))
         same_fingerprint = row.lexical_fingerprint == mine.fingerprint
         fired = ((similarity is not None and similarity > threshold) or same_fingerprint
                  or (lexical_similarity is not None and lexical_similarity >= lexical_threshold))
         small_edits = edits.small_edits_only(words, verdicts.tokens(row.content))
-        differing = (_differing(ctx, row.content, deps)
-                     if not (fired or small_edits) and similarity is not None and similarity > floor else None)
-        reworded = differing is not None and len(differing) <= rewording.MAX_DIFFERING
-        if not (fired or small_edits or reworded):
+        in_band = not (fired or small_edits) and similarity is not None and similarity > floor
+        if not (fired or small_edits or in_band):
+            continue
+        records = identifiers.distinct_records(my_records, identifiers.find(row.content))
+        people = redaction_tags.relation(ctx.redaction_tags, row.redaction_tags)
+        differing = None
+        if in_band and not records and people != "different_people" and tagged < rewording.CANDIDATES_TAGGED:
+            differing, tagged = _differing(ctx, row.content, deps), tagged + 1
+        if in_band and (differing is None or len(differing) > rewording.MAX_DIFFERING):
             continue
         if partners is None:
             partners = relationships.unlinked_partners(conn, ctx.org_id, ctx.agent_id, ctx.content_hash)
-        records = identifiers.distinct_records(identifiers.find(ctx.content or ""), identifiers.find(row.content))
-        people = redaction_tags.relation(ctx.redaction_tags, row.redaction_tags)
         if row.content_hash in partners:
             left_out.append({"memory_id": memory_id, "why": "unlinked_by_a_person"})
         elif records:

@@ -763,10 +763,10 @@ Reservierung: 030 1234567" labels a line to call. `heldout`, `blind` and `fresh`
 seventy-third; `dev` had 26 false placeholders fewer (1,209 to 1,183; 747 to 721 on ids) and one
 national id fewer leaked, `zy` 0.038 false placeholders per sentence (0.050 before). `zz`
 and `zza`, scored first at commit 1b84be8: `zz` (272 sentences, 112 negatives) leaked 16 of 229
-addresses of hosts, 8 of them networks with a prefix of /24 or wider, which this corpus does not
-count as anyone's (unmarked after writing, as elsewhere), the others the two ends of packets as
-tcpdump prints them ("IP 10.0.0.5.53422 > 10.0.0.1.53:") and one resolver, with 16 false
-placeholders (6 on ids); `zza` (300, 110 negatives) leaked 21 of 228 names (9.2 %), 1 of 22
+addresses of hosts, 11 of them networks with a prefix of /24 or wider, which this corpus does
+not count as anyone's (unmarked after writing, as elsewhere: 5 of 218), the others the four ends
+of two packets as tcpdump prints them ("IP 10.0.0.5.53422 > 10.0.0.1.53:") and one resolver,
+with 16 false placeholders (6 on ids); `zza` (300, 110 negatives) leaked 21 of 228 names (9.2 %), 1 of 22
 phone numbers and 1 of 4 national ids, with 25 false placeholders (none on ids). The
 seventy-fifth look followed rules drawn from them: a name in a script without capitals right
 after an English word that announces a person ("The user's Tamil tutor is கார்த்திகா

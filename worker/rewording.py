@@ -6,7 +6,7 @@ the rewordings people write under 0.92, while it puts the same template about an
 ("The CFO wants ..." / "The CTO wants ...") above 0.85. What tells them apart is which words
 differ. A rewording changes verbs, adverbs and function words, or adds or drops one word; a
 fact about another thing swaps one content word for another. So a pair whose embedding
-similarity is above a floor (``IBEX_NEAR_DUPLICATE_REWORDING_FLOOR``) is a near duplicate when
+similarity is above a floor (``IBEX_MEMORY_NEAR_DUPLICATE_REWORDING_FLOOR``) is a near duplicate when
 at most :data:`MAX_DIFFERING` of its content words (nouns, proper nouns, numbers, adjectives,
 by lemma) stand on one side only: two texts that differ by one such swap already differ by two.
 
@@ -52,8 +52,3 @@ def differing(a: frozenset[tuple[str, str]], b: frozenset[tuple[str, str]]) -> l
     lemmas_a, lemmas_b = {lemma for lemma, _ in a}, {lemma for lemma, _ in b}
     return sorted({lemma for lemma, pos in a if pos in CONTENT_POS and lemma not in lemmas_b}
                   | {lemma for lemma, pos in b if pos in CONTENT_POS and lemma not in lemmas_a})
-
-
-def reworded(similarity: float | None, floor: float, a: frozenset[tuple[str, str]],
-             b: frozenset[tuple[str, str]]) -> bool:
-    return similarity is not None and similarity > floor and len(differing(a, b)) <= MAX_DIFFERING

@@ -194,8 +194,8 @@ def _aliases(text: str, people: Sequence[tuple[int, int]], not_names: frozenset[
         words = match.group("alias").split()
         transliterated = not re.search(r"[A-Za-z\u00c0-\u024f]", text[start:end])  # "ნინო ბერიძე (Nino)"
         if all(_alias_word(word, not_names) and (given_name(word) or _HAN_HANGUL.match(word))
-               or transliterated and _name_like(word) and word.lower() not in places() | _FIELD_LABELS
-               and (given_name(word) or word.lower() not in not_names)
+               or transliterated and _name_like(word) and word.lower() not in places()
+               and word.lower() not in _FIELD_LABELS and (given_name(word) or word.lower() not in not_names)
                for word in words) \
                 or match.group("cue") and all(_uncommon(word) and word.lower() not in not_names for word in words):
             found.append(Hit("PERSON", match.start("alias"), match.end("alias"), NAMED_ALONE))

@@ -123,8 +123,9 @@ _APPOSITION = re.compile(
 
 
 def appositive_people(text: str) -> list[Hit]:
-    """See ``_APPOSITION``: the role must be a person's (``_ROLES``), and no word of the name a
-    common word, a place or a family word ("Acme Plumbing, the plumber" names a firm)."""
+    """See ``_APPOSITION``, in English text: the role must be a person's (``_ROLES``), and no
+    word of the name a common word that is no given name, a place or a firm's word ("Acme
+    Plumbing, the plumber" names a firm)."""
     if reads_foreign(text):
         return []  # "... 20 dakikada bir kalkıyor, son sefer": "son" is "last" in Turkish
     hits = []

@@ -28,6 +28,7 @@ import argparse
 import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from ibex_worker import rewording
@@ -150,6 +151,7 @@ def score(pairs: list[Pair]) -> list[Scored]:
 SIGNALS = ("embedding, before", "embedding", "lexical", "rewording", "combined")
 
 
+@lru_cache(maxsize=1)
 def rewording_floor() -> float:
     from ibex_worker.config import Settings
 
@@ -205,10 +207,10 @@ def choose_rewording_floor(dev: list[Scored], embedding_threshold: float, lexica
     precision at or above the target and gives up at most ``REWORDING_RECALL_GIVEN_UP`` of
     the dev recall of the lowest: a higher floor tags fewer candidates for the same links."""
     floors = [step / 100 for step in range(50, 95, 5)]
-    recall = {f: figures(dev, "combined", embedding_threshold, lexical_threshold, f) for f in floors}
-    best = recall[floors[0]]["recall"]
-    return max(f for f in floors if recall[f]["precision"] >= TARGET_PRECISION
-               and recall[f]["recall"] >= best - REWORDING_RECALL_GIVEN_UP - 1e-9)
+    at = {f: figures(dev, "combined", embedding_threshold, lexical_threshold, f) for f in floors}
+    best = at[floors[0]]["recall"]
+    return max(f for f in floors if at[f]["precision"] >= TARGET_PRECISION
+               and at[f]["recall"] >= best - REWORDING_RECALL_GIVEN_UP - 1e-9)
 
 
 def by_kind(scored: list[Scored], embedding_threshold: float, lexical_threshold: float) -> list[tuple]:

@@ -44,7 +44,7 @@ NAME_SHARE = 0.15  # a common word capitalised this often in running text is als
 def cued_names(text: str) -> list[Hit]:
     hits = []
     for cue in _CUE_RE.finditer(text, tables.header_end(text)):  # "name,price,stock" is a table's header
-        level = 2 if _NAMING.search(cue.group(0)) else _LEVEL[matched_key(cue.group(1))]
+        level = _cue_level(cue)
         if level == TITLE and _NUMBER_NEAR.search(text[max(0, cue.start() - 60):cue.start()]):
             level = 2  # "500 ms Kafka", "12 Oak Dr. Springfield": a unit or a street type
         span = _name_after(text, cue.end(), level)
@@ -52,6 +52,10 @@ def cued_names(text: str) -> list[Hit]:
             hits.append(Hit("PERSON", *_absorb_common_names(text, *span), LIKELY))
     return (hits + _named_by_verb(text) + _addressed(text) + _mentioned(text) + _speakers(text) + _addressee(text)
             + _pair(text) + relatives(text) + opening_people(text) + appositive_people(text))
+
+
+def _cue_level(cue: re.Match[str]) -> int:
+    return 2 if _NAMING.search(cue.group(0)) else _LEVEL[matched_key(cue.group(1))]
 
 
 def cued_other_script(text: str) -> list[Hit]:
@@ -62,7 +66,7 @@ def cued_other_script(text: str) -> list[Hit]:
         return []
     return [Hit("PERSON", *span, LIKELY) for cue in _CUE_RE.finditer(text, tables.header_end(text))
             if text[cue.start() - 1:cue.start()] not in ("-", "_", "/")  # "BILLING-HI" greets nobody
-            and (_NAMING.search(cue.group(0)) or _LEVEL[matched_key(cue.group(1))])
+            and _cue_level(cue)
             and (span := caseless_run(text, cue.end())) is not None]
 
 

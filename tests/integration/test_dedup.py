@@ -159,11 +159,29 @@ def test_a_rewording_both_scores_miss_is_linked_and_a_fact_about_another_team_is
     signals = _link_signals(engine, org, newer["memory_id"])
     assert signals["embedding"]["fired"] is False and signals["lexical"]["fired"] is False
     assert signals["rewording"] == {"similarity": near["similarity"], "floor": 0.70, "differing_content_words": 0,
-                                    "max_differing": 1, "fired": True}
+                                    "max_differing": 1, "only_when_differs": False, "fired": True}
 
     team = submit_and_wait(engine, producer, settings, memory(org, agent, TEAM_OLD))
     other = submit_and_wait(engine, producer, settings, memory(org, agent, TEAM_OTHER))
     assert team["result"]["near_duplicates"] == [] and other["result"]["near_duplicates"] == []
+
+
+# Measured: embedding 0.90, trigram similarity 0.74; "january" and "april" differ.
+MOVE_OLD = "The office will move to the new building in January."
+MOVE_NEW = "The office will move to the new building in April."
+
+
+def test_the_same_fact_with_another_month_is_linked_by_the_words_that_say_when(
+        engine, producer, settings, pipeline):
+    org, agent = new_scope(), new_scope("agent")
+    older = submit_and_wait(engine, producer, settings, memory(org, agent, MOVE_OLD))
+    newer = submit_and_wait(engine, producer, settings, memory(org, agent, MOVE_NEW))
+    [near] = newer["result"]["near_duplicates"]
+    assert near["memory_id"] == older["memory_id"] and 0.70 < near["similarity"] < 0.92
+    signals = _link_signals(engine, org, newer["memory_id"])
+    assert signals["embedding"]["fired"] is False and signals["lexical"]["fired"] is False
+    assert signals["rewording"] == {"similarity": near["similarity"], "floor": 0.70, "differing_content_words": 2,
+                                    "max_differing": 1, "only_when_differs": True, "fired": True}
 
 
 def test_the_backfill_fills_memories_stored_before_the_lexical_signal_and_a_rerun_finds_nothing(

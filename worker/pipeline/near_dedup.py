@@ -5,8 +5,8 @@ is applied, ADR-0055) and the lexical signal (``ibex_worker.lexical``: trigram s
 or above its threshold, or the same word-set fingerprint, or the same words apart from a few
 misspellings or British/American spellings, ``conflict_rules.edits.small_edits_only``;
 candidates proposed by the store's band index), and a rewording: above the rewording floor
-(``IBEX_MEMORY_NEAR_DUPLICATE_REWORDING_FLOOR``), at most one content word on one side only
-(``ibex_worker.rewording``; read by the process's tagger, so a process without one leaves it
+(``IBEX_MEMORY_NEAR_DUPLICATE_REWORDING_FLOOR``), at most one content word on one side only, or
+only words that say when (``ibex_worker.rewording``; read by the process's tagger, so a process without one leaves it
 out). Any signal makes a near duplicate; each candidate carries every signal's score, and the
 link's evidence says which fired.
 
@@ -41,7 +41,7 @@ def find(conn: Any, ctx: WriteContext, deps: StageDeps,
     texts have the same word-set fingerprint, or the same words but for misspellings
     ("stnadup", "Thursadys") and spelling variants, which a short text's trigrams miss, or its
     embedding similarity is above the rewording floor and at most one content word stands on
-    one side only (of the candidates only the rewording could link, the nearest
+    one side only, or only words that say when ("on Wednesdays" / "on Mondays") (of the candidates only the rewording could link, the nearest
     ``rewording.CANDIDATES_TAGGED`` not screened out below are tagged); each carries every
     signal's score. It is left
     out when a person removed the link between these very texts (``unlinked_by_a_person``),
@@ -86,7 +86,7 @@ def find(conn: Any, ctx: WriteContext, deps: StageDeps,
         differing = None
         if in_band and not records and people != "different_people" and tagged < rewording.CANDIDATES_TAGGED:
             differing, tagged = _differing(ctx, row.content, deps), tagged + 1
-        if in_band and (differing is None or len(differing) > rewording.MAX_DIFFERING):
+        if in_band and (differing is None or not rewording.reworded(differing)):
             continue
         if partners is None:
             partners = relationships.unlinked_partners(conn, ctx.org_id, ctx.agent_id, ctx.content_hash)
@@ -100,7 +100,9 @@ def find(conn: Any, ctx: WriteContext, deps: StageDeps,
             kept.append({"memory_id": memory_id, "similarity": similarity, "lexical_similarity": lexical_similarity,
                          "same_fingerprint": same_fingerprint, "small_edits": small_edits,
                          "names_sound_alike": people == "names_sound_alike",
-                         **({"differing_words": len(differing)} if differing is not None else {})})
+                         **({"differing_words": len(differing),
+                             "only_when_differs": rewording.only_when_differs(differing)}
+                            if differing is not None else {})})
     kept.sort(key=lambda c: (-max(c["similarity"] or 0.0, c["lexical_similarity"] or 0.0), c["memory_id"]))
     return kept[:settings.near_duplicate_candidate_limit], left_out
 

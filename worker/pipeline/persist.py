@@ -226,8 +226,10 @@ def _signals(candidate: dict[str, Any], deps: StageDeps) -> dict[str, Any]:
 
 def _rewording(candidate: dict[str, Any], deps: StageDeps) -> dict[str, Any]:
     floor, differing = deps.settings.memory_near_duplicate_rewording_floor, candidate["differing_words"]
+    when = bool(candidate.get("only_when_differs"))
     return {"similarity": candidate["similarity"], "floor": floor, "differing_content_words": differing,
-            "max_differing": rewording.MAX_DIFFERING, "fired": differing <= rewording.MAX_DIFFERING}
+            "max_differing": rewording.MAX_DIFFERING, "only_when_differs": when,
+            "fired": differing <= rewording.MAX_DIFFERING or when}
 
 
 def _apply_supersessions(conn: Any, ctx: WriteContext, memory_id: str, plan: dict[str, Any]) -> None:

@@ -79,6 +79,10 @@ from ibex_worker.pii.casing import canonical_view
     ("the gateway is still 81.2.69.1 after the upgrade", "81.2.69.1", True),       # a host word before it
     ("traffic from 81.2.69.1 -> 81.2.69.7 was dropped", "81.2.69.7", True),        # a host word before the pair
     ("the home router is on 192.168.178.1", "192.168.178.1", True),               # private: a host
+    ("DB2 fix pack 11.5.9.0, IBM i PTF level 7.3.0.12.", "11.5.9.0", False),
+    ("DB2 fix pack 11.5.9.0, IBM i PTF level 7.3.0.12.", "7.3.0.12", False),
+    ("Changelog: 1.12.0.4 - fixed crash on resume", "1.12.0.4", False),
+    ("Сборка 5.0.12.3 вышла вчера.", "5.0.12.3", False),                           # "build" in Russian
 ])
 def test_versions_sections_and_masks_are_not_addresses_and_hosts_are(text, value, address):
     start = text.index(value)

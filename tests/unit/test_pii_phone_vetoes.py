@@ -307,6 +307,20 @@ def test_a_callback_s_compound_and_a_russian_phone_s_number_word_keep_the_phone_
 
 def test_a_brazilian_postcode_after_its_word_is_no_phone_number():
     assert _phone("Telefone: (11) 98765-4321; CEP: 01310-100", "01310-100") is False
+    assert _phone("Aviso: CEP 01310100 errado", "01310100") is False
+
+
+@pytest.mark.parametrize("text, value, phone", [
+    ("INSERT INTO addresses VALUES (5521, 'Rua Augusta 2690', 'São Paulo', '01412-100', 'BR')", "01412-100", False),
+    ("TEL;TYPE=HOME:+55 (21) 2555-7810\nADR:;;Rua Visconde de Pirajá 414;Rio de Janeiro;RJ;22410-002", "22410-002",
+     False),                                                             # hyphenated 5-3 only as a CEP is
+    ("Celular: 98765-4321", "98765-4321", True),                         # a Brazilian mobile is 5-4
+    ("Mastercard starts with 51–55 or 2221–2720", "2221–2720", False),  # a dash of ranges between equal lengths
+    ("Call me on 555–0123 tonight", "555–0123", True),                   # a local number, even with a dash
+    ("Call me on 2221-2720 tonight", "2221-2720", True),                # a hyphen joins a phone's groups
+])
+def test_a_cep_anywhere_and_a_range_with_a_dash_of_ranges_are_no_phone_numbers(text, value, phone):
+    assert _phone(text, value) is phone
 
 
 @pytest.mark.parametrize("text, value", [

@@ -249,11 +249,11 @@ def build_registry(nlp_engine: Any) -> RecognizerRegistry:
 def refine(view: View, findings: list[Finding]) -> list[Finding]:
     """Drop what a recognizer got wrong in ways context shows: a "person" that is an id, a
     programming language or a month, a lone word spaCy alone calls a person, an "IP address"
-    that is a version number or a wide range, a "phone number" that is a date or an order
-    number. Then cut the people of a sentence in another language to their names, add the
+    that is a version number or a wide range, a "phone number" that is a date, an order
+    number or cells of a table. Then cut the people of a sentence in another language to their names, add the
     names joined by "and" to a person found, grow each person over the rest of its name, and
     drop people inside a brand's name."""
-    kept = [f for f in findings if _keep(view.text, f)]
+    kept = [f for f in findings if _keep(view.text, f) and not (f.entity_type == "PHONE_NUMBER" and view.across_columns(f.start, f.end))]
     named = [(f.start, f.end) for f in kept if f.recognizer == NAMED_ID] + identifiers.creditor_references(view.text)
     kept = [f for f in kept if f.recognizer == NAMED_ID or not _inside_named_id(f, named)]
     cards = [f for f in kept if f.entity_type == "CREDIT_CARD"]

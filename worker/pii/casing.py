@@ -43,12 +43,19 @@ class View:
         """The original span of the view span ``[start, end)`` (``end > start``)."""
         return self.offsets[start], self.offsets[end - 1] + 1
 
+    def across_columns(self, start: int, end: int) -> bool:
+        """Whether the view span ``[start, end)`` crosses a tab, a line break (written or escaped)
+        or three spaces in the original: cells of a table or a log's aligned fields, never one
+        value."""
+        return _COLUMN_GAP.search(self.original, *self.to_original(start, end)) is not None
+
 
 # A line break or tab written as an escape (``Best,\nMarc``, ``amount,order\nbc1q…``: a text
 # encoded twice on its way here) reads as whitespace, except inside a Windows path, where it
 # begins a folder's name (``C:\Users\nadia``, ``C:\nadia``: the word before it starts with a
 # drive's letter or holds a backslash that is no escape), and after an escaped backslash (``\\n``).
 _ESCAPED_BREAK = re.compile(r"(?<!\\)\\[nrt]")
+_COLUMN_GAP = re.compile(r"[\t\n\r]|(?<!\\)\\[nrt]| {3}")
 _PATH_BEFORE = re.compile(r"\\(?![nrt])|^[A-Za-z]:")
 
 

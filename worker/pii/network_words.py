@@ -13,7 +13,8 @@ NOT_AN_IP = Cues.of(["version", "ver", "v", "build", "release", "firmware", "rev
                      "kernel", "patch", "bios", "driver", "sdk", "api", "appendix", "annex", "article", "art", "fw",
                      "requirement", "uefi", "baseline", "пункт", "раздел", "правило", "статья", "статьи",
                      "artikel", "abschnitt", "absatz", "artículo", "apartado", "articolo", "sezione", "sección",
-                     "seção", "madde", "البند", "بند", "第", "조", "항"])
+                     "seção", "madde", "البند", "بند", "第", "조", "항", "changelog", "pack", "fixpack", "level",
+                     "сборка", "сборки", "сборку", "билд"])
 # A version's own words in English: a few words before the quad they still name it ("the version stays ...").
 NOT_AN_IP_VERSIONS = Cues.of(["version", "firmware", "fw", "bios"])
 # A version's word in other languages, or glued to what it versions ("Firmware-Version",

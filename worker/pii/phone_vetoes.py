@@ -98,9 +98,9 @@ _POSTAL_WORDS = re.compile(r"\b(?:zip|zips|zipcode|zip\+4|postal|postcode|postco
 
 def postcode(text: str, start: int, value: str) -> bool:
     """A ZIP+4 code in a text about postal codes, or ``CEP 01310-100``: a Brazilian postcode,
-    eight digits, after its word."""
-    return _zip_plus_four(text, value) or _CEP.search(text[max(0, start - 8):start]) is not None \
-        and re.fullmatch(r"\d{5}-?\d{3}", value) is not None
+    eight digits, after its word, or anywhere hyphenated 5-3 as only a CEP is."""
+    return _zip_plus_four(text, value) or re.fullmatch(r"\d{5}-\d{3}", value) is not None or _CEP.search(
+        text[max(0, start - 8):start]) is not None and re.fullmatch(r"\d{5}\d{3}", value) is not None
 
 
 def _zip_plus_four(text: str, value: str) -> bool:
@@ -118,9 +118,9 @@ def listed(text: str, start: int, value: str) -> bool:
     if "/" in value and (value.count("/") > 1 or not value.lstrip("(").startswith(("0", "+"))
                          or re.search(r"\d/\s*$", text[max(0, start - 2):start])):
         return True
-    if re.fullmatch(r"[1-9]\d*-\d+", value) and len(groups[0]) < len(groups[1]) and int(groups[0]) < int(groups[1]) \
-            and (len(groups[0]), len(groups[1])) != (3, 4):
-        return True  # a range; "555-1234" is a local number
+    if re.fullmatch(r"[1-9]\d*(?:-|\s?[–—]\s?)\d+", value) and int(groups[0]) < int(groups[1]) and (len(groups[0]), len(
+            groups[1])) != (3, 4) and (len(groups[0]) < len(groups[1]) or "-" not in value):
+        return True  # a range ("2221–2720": a dash of ranges, not a hyphen, joins equal lengths); "555-1234" is a local number
     rising = len(groups) >= 6 and all(len(g) <= 2 for g in groups) and groups == sorted(groups, key=int) \
         and len(set(groups)) == len(groups)
     return rising or bool(_SCORES.fullmatch(value) or _PART_NUMBER.fullmatch(value))

@@ -82,3 +82,24 @@ def test_no_text_makes_the_analysis_raise(redactor):
     texts += ["".join(rng.choice(_PIECES) for _ in range(rng.randint(1, 24))) for _ in range(200)]
     outcomes = redactor.redact_many(texts)
     assert len(outcomes) == len(texts) and all(isinstance(o.content, str) for o in outcomes)
+
+
+@pytest.mark.parametrize("text, placeholder", [
+    ("My number is 07700 900123, text me.", "[PHONE_NUMBER]"),       # English for a phone number
+    ("my number is 0161 496 0123", "[PHONE_NUMBER]"),
+    ("its jiwoo kakao id is my number 01055550192", "[PHONE_NUMBER]"),  # no phone word needed after "my number"
+    ("My Number: 1234 5678 9018", "[NATIONAL_ID]"),                  # Japan's individual number: 12 digits
+])
+def test_my_number_is_japan_s_id_only_with_its_twelve_digits(redactor, text, placeholder):
+    assert placeholder in _content(redactor, text)
+
+
+@pytest.mark.parametrize("text, name", [
+    ("I'm Sarah, the new office manager.", "I'm [PERSON],"),           # the speaker's "I'm" is no part of the name
+    ("My wife Anna will pick up the order.", "[PERSON] will pick"),     # nor a lower-case word after it
+    ("Li Wei said the shipment is stuck", "[PERSON] said"),             # "Wei" is lowered by the view, not the writer
+    ("li wei said the shipment is stuck", "[PERSON] said"),
+])
+def test_a_name_the_model_finds_is_cut_to_the_words_the_writer_wrote_as_a_name(redactor, text, name):
+    content = _content(redactor, text)
+    assert name in content and "Wei" not in content and "wei" not in content

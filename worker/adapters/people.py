@@ -19,6 +19,7 @@ from ibex_worker.adapters.recognizers import (CJK_NAMED, CUED, HANDLE_NAMED, ID_
 from ibex_worker.pii import languages, name_model, name_neighbours, not_names
 from ibex_worker.pii.casing import View
 from ibex_worker.pii.lexicon import places
+from ibex_worker.pii.name_words import PARTICLES
 from ibex_worker.pii.policy import Finding
 from ibex_worker.pii.vocab import BRANDS
 
@@ -64,7 +65,8 @@ def arbitrate_names(view: View, doc: Sequence[Any], raw: Sequence[Finding], refi
     people = people if foreign else [_grown(view.text, f, others) for f in people]
     named = [(f.start, f.end) for f in refined if f.entity_type == "PERSON" and f.recognizer in (KNOWN, CUED)]
     people = people if foreign else [_with_the_rules_name(view.text, f, named, others) for f in people]
-    people = [Finding("PERSON", *_whole_words(view.text, f.start, f.end), f.score, f.recognizer) for f in people]
+    people = [Finding("PERSON", *_trimmed(view, *_whole_words(view.text, f.start, f.end)), f.score, f.recognizer)
+              for f in people]
     taken = [f for f in refined
              if f.entity_type == "PERSON" and f.recognizer in (CJK_NAMED, SCRIPT_NAMED, HANDLE_NAMED)]
     found = [(f.start, f.end) for f in people + taken]
@@ -126,6 +128,27 @@ def _whole_words(text: str, start: int, end: int) -> tuple[int, int]:
         start -= 1
     while end < len(text) and _in_word(text[end]):
         end += 1
+    return start, end
+
+
+# "I'm Sarah", "Anna will call": a speaker's "I'm" before a name, and a word written in lower case
+# after a name written with capitals, are no part of the name (the view's case is not the
+# writer's: it lowers names that are also words, and capitalises names in lower-case text).
+_SPEAKER_BEFORE = re.compile(r"I['’](?:m|ve|ll|d)\s+")
+_LOWER_WORD_AFTER = re.compile(r"\s+([^\W\d_]+)$")
+
+
+def _trimmed(view: View, start: int, end: int) -> tuple[int, int]:
+    """The span without a speaker's "I'm" before the name and, after a name whose first word
+    the writer capitalised, words the writer wrote in lower case that are no particle of a
+    name ("de", "van")."""
+    if (speaker := _SPEAKER_BEFORE.match(view.text, start, end)) is not None and speaker.end() < end:
+        start = speaker.end()
+    first = view.original[slice(*view.to_original(start, start + 1))]
+    while first.isupper() and (tail := _LOWER_WORD_AFTER.search(view.text, start, end)) is not None \
+            and tail.group(1).lower() not in PARTICLES \
+            and view.original[slice(*view.to_original(tail.start(1), tail.end(1)))].islower():
+        end = tail.start()
     return start, end
 
 

@@ -230,7 +230,7 @@ def build_registry(nlp_engine: Any) -> RecognizerRegistry:
         FunctionRecognizer("IbexCardRecognizer", ["CREDIT_CARD"], payments.cards),
         FunctionRecognizer("IbexIbanRecognizer", ["IBAN_CODE"], ibans.ibans),
         FunctionRecognizer("IbexWalletRecognizer", ["CRYPTO"], payments.wallets),
-        FunctionRecognizer(NAMED_ID, ["US_SSN", "US_ITIN", NATIONAL_ID], identifiers.named_ids),
+        FunctionRecognizer(NAMED_ID, ["US_SSN", "US_ITIN", NATIONAL_ID, "PHONE_NUMBER"], identifiers.named_ids),
         FunctionRecognizer("IbexAddressRecognizer", ["STREET_ADDRESS"], addresses.addresses),
         FunctionRecognizer("IbexCjkAddressRecognizer", ["STREET_ADDRESS"], cjk_addresses.cjk_addresses),
         FunctionRecognizer(CUED, ["PERSON"], names.cued_names),
@@ -250,7 +250,7 @@ def refine(view: View, findings: list[Finding]) -> list[Finding]:
     """Drop what a recognizer got wrong in ways context shows: a "person" that is an id, a
     programming language or a month, a lone word spaCy alone calls a person, an "IP address"
     that is a version number or a wide range, a "phone number" that is a date, an order
-    number or cells of a table. Then cut the people of a sentence in another language to their names, add the
+    number or a table's cells. Then cut the people of a sentence in another language to their names, add the
     names joined by "and" to a person found, grow each person over the rest of its name, and
     drop people inside a brand's name."""
     kept = [f for f in findings if _keep(view.text, f) and not (f.entity_type == "PHONE_NUMBER" and view.across_columns(f.start, f.end))]
@@ -360,7 +360,7 @@ def _keep(text: str, finding: Finding) -> bool:
     if finding.entity_type == "IP_ADDRESS":
         return networks.ip_in_context(text, finding.start, finding.end)
     if finding.entity_type == "PHONE_NUMBER":
-        return numbers.phone_in_context(text, finding.start, value)
+        return finding.recognizer == NAMED_ID or numbers.phone_in_context(text, finding.start, value)  # "my number"
     if finding.recognizer == "InPanRecognizer":
         return _PAN.fullmatch(value) is not None  # Presidio's weakest PAN pattern looks ahead past its own match
     if finding.entity_type in ("NATIONAL_ID", "US_SSN") and identifiers.format_mask(value):

@@ -44,9 +44,9 @@ class View:
         return self.offsets[start], self.offsets[end - 1] + 1
 
     def across_columns(self, start: int, end: int) -> bool:
-        """Whether the view span ``[start, end)`` crosses a tab, a line break (written or escaped)
-        or three spaces in the original: cells of a table or a log's aligned fields, never one
-        value."""
+        """Whether the view span ``[start, end)`` crosses a tab (written or escaped) in the
+        original: cells of a table, never one value. (A line break may wrap a long line inside
+        a value, and spaces are as many as a careless writer types.)"""
         return _COLUMN_GAP.search(self.original, *self.to_original(start, end)) is not None
 
 
@@ -55,7 +55,7 @@ class View:
 # begins a folder's name (``C:\Users\nadia``, ``C:\nadia``: the word before it starts with a
 # drive's letter or holds a backslash that is no escape), and after an escaped backslash (``\\n``).
 _ESCAPED_BREAK = re.compile(r"(?<!\\)\\[nrt]")
-_COLUMN_GAP = re.compile(r"[\t\n\r]|(?<!\\)\\[nrt]| {3}")
+_COLUMN_GAP = re.compile(r"\t|(?<!\\)\\t")
 _PATH_BEFORE = re.compile(r"\\(?![nrt])|^[A-Za-z]:")
 
 

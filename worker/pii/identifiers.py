@@ -87,7 +87,7 @@ def named_ids(text: str) -> list[Hit]:
         if span is None or _not_a_person_s(keyword, text[span[0]:span[1]]) \
                 or _COMPANY_AFTER.match(text, span[1]) or format_mask(text[span[0]:span[1]]):
             continue
-        hits.append(Hit(ID_KEYWORDS[keyword], span[0], span[1], NAMED))
+        hits.append(Hit(_kind(keyword, text[span[0]:span[1]]), span[0], span[1], NAMED))
     for start, column in tables.cells(text):
         keyword = _KEYWORD_BY_FOLD.get(matched_key(column.replace("_", " ")))
         span = _value_groups(text, start + (text[start:start + 1] == '"')) if keyword else None
@@ -185,6 +185,14 @@ _FORMAT_MASK = re.compile(r"[a-z\s.\-/]*(?:(?P<d>\d)(?:[\s.\-/]*(?P=d)){5,})[a-z
 
 def format_mask(value: str) -> bool:
     return _FORMAT_MASK.fullmatch(value) is not None
+
+
+def _kind(keyword: str, value: str) -> str:
+    """The entity a name announces; "my number" is Japan's My Number with its 12 digits, and
+    what English says of a phone number with any other count ("My number is 07700 900123")."""
+    if keyword in ("my number", "mynumber") and len(re.sub(r"\D", "", value)) != 12:
+        return "PHONE_NUMBER"
+    return ID_KEYWORDS[keyword]
 
 
 def _not_a_person_s(keyword: str, value: str) -> bool:

@@ -14,6 +14,8 @@ import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
+from spacy.lang.en.stop_words import STOP_WORDS
+
 from ibex_worker.adapters.recognizers import (CJK_NAMED, CUED, HANDLE_NAMED, ID_LIKE, KNOWN, NOT_NAME_WORDS,
                                               OTHER_SCRIPT, SCRIPT_NAMED, SPACY, THING_NAMED, plausible_person)
 from ibex_worker.pii import languages, name_model, name_neighbours, not_names
@@ -131,22 +133,23 @@ def _whole_words(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
-# "I'm Sarah", "Anna will call": a speaker's "I'm" before a name, and a word written in lower case
-# after a name written with capitals, are no part of the name (the view's case is not the
-# writer's: it lowers names that are also words, and capitalises names in lower-case text).
+# "I'm Sarah", "Anna will call": a speaker's "I'm" before a name, and a function word written in
+# lower case after a name written with capitals, are no part of the name (the view's case is not
+# the writer's: it lowers names that are also words, and capitalises names in lower-case text).
+# Only function words: "Maria gonzalez" is a name a careless writer did not capitalise.
 _SPEAKER_BEFORE = re.compile(r"I['’](?:m|ve|ll|d)\s+")
 _LOWER_WORD_AFTER = re.compile(r"\s+([^\W\d_]+)$")
 
 
 def _trimmed(view: View, start: int, end: int) -> tuple[int, int]:
     """The span without a speaker's "I'm" before the name and, after a name whose first word
-    the writer capitalised, words the writer wrote in lower case that are no particle of a
-    name ("de", "van")."""
+    the writer capitalised, function words the writer wrote in lower case ("will", "and") that
+    are no particle of a name ("de", "van")."""
     if (speaker := _SPEAKER_BEFORE.match(view.text, start, end)) is not None and speaker.end() < end:
         start = speaker.end()
     first = view.original[slice(*view.to_original(start, start + 1))]
     while first.isupper() and (tail := _LOWER_WORD_AFTER.search(view.text, start, end)) is not None \
-            and tail.group(1).lower() not in PARTICLES \
+            and tail.group(1) in STOP_WORDS and tail.group(1) not in PARTICLES \
             and view.original[slice(*view.to_original(tail.start(1), tail.end(1)))].islower():
         end = tail.start()
     return start, end

@@ -77,7 +77,13 @@ def only_when_differs(words: list[str]) -> bool:
 
 def reworded(words: list[str]) -> bool:
     """The rewording signal's rule on the content words on one side only (``differing``)."""
-    return len(words) <= MAX_DIFFERING or only_when_differs(words)
+    return fires(len(words), only_when_differs(words))
+
+
+def fires(differing_count: int, only_when: bool) -> bool:
+    """The same rule on what a link's evidence keeps of them: their count, and whether they all
+    say when."""
+    return differing_count <= MAX_DIFFERING or only_when
 
 
 def differing(a: frozenset[tuple[str, str]], b: frozenset[tuple[str, str]]) -> list[str]:

@@ -152,14 +152,9 @@ TEAM_OTHER = "The support team wants the weekly report on Monday mornings."
 def test_a_rewording_both_scores_miss_is_linked_and_a_fact_about_another_team_is_not(
         engine, producer, settings, pipeline):
     org, agent = new_scope(), new_scope("agent")
-    older = submit_and_wait(engine, producer, settings, memory(org, agent, REWORDED_OLD))
-    newer = submit_and_wait(engine, producer, settings, memory(org, agent, REWORDED_NEW))
-    [near] = newer["result"]["near_duplicates"]
-    assert near["memory_id"] == older["memory_id"] and 0.70 < near["similarity"] < 0.92
-    signals = _link_signals(engine, org, newer["memory_id"])
-    assert signals["embedding"]["fired"] is False and signals["lexical"]["fired"] is False
-    assert signals["rewording"] == {"similarity": near["similarity"], "floor": 0.70, "differing_content_words": 0,
-                                    "max_differing": 1, "only_when_differs": False, "fired": True}
+    near, rewording = _linked_by_rewording_alone(engine, producer, settings, org, agent, REWORDED_OLD, REWORDED_NEW)
+    assert rewording == {"similarity": near["similarity"], "floor": 0.70, "differing_content_words": 0,
+                         "max_differing": 1, "only_when_differs": False, "fired": True}
 
     team = submit_and_wait(engine, producer, settings, memory(org, agent, TEAM_OLD))
     other = submit_and_wait(engine, producer, settings, memory(org, agent, TEAM_OTHER))
@@ -174,14 +169,22 @@ MOVE_NEW = "The office will move to the new building in April."
 def test_the_same_fact_with_another_month_is_linked_by_the_words_that_say_when(
         engine, producer, settings, pipeline):
     org, agent = new_scope(), new_scope("agent")
-    older = submit_and_wait(engine, producer, settings, memory(org, agent, MOVE_OLD))
-    newer = submit_and_wait(engine, producer, settings, memory(org, agent, MOVE_NEW))
+    near, rewording = _linked_by_rewording_alone(engine, producer, settings, org, agent, MOVE_OLD, MOVE_NEW)
+    assert rewording == {"similarity": near["similarity"], "floor": 0.70, "differing_content_words": 2,
+                         "max_differing": 1, "only_when_differs": True, "fired": True}
+
+
+def _linked_by_rewording_alone(engine, producer, settings, org, agent, old, new):
+    """Write ``old`` then ``new``; the newer's one near duplicate is the older, between the
+    rewording floor and the embedding threshold, and neither the embedding nor the lexical
+    signal fired. Returns the near duplicate and the link's rewording evidence."""
+    older = submit_and_wait(engine, producer, settings, memory(org, agent, old))
+    newer = submit_and_wait(engine, producer, settings, memory(org, agent, new))
     [near] = newer["result"]["near_duplicates"]
     assert near["memory_id"] == older["memory_id"] and 0.70 < near["similarity"] < 0.92
     signals = _link_signals(engine, org, newer["memory_id"])
     assert signals["embedding"]["fired"] is False and signals["lexical"]["fired"] is False
-    assert signals["rewording"] == {"similarity": near["similarity"], "floor": 0.70, "differing_content_words": 2,
-                                    "max_differing": 1, "only_when_differs": True, "fired": True}
+    return near, signals["rewording"]
 
 
 def test_the_backfill_fills_memories_stored_before_the_lexical_signal_and_a_rerun_finds_nothing(

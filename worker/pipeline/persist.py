@@ -229,7 +229,7 @@ def _rewording(candidate: dict[str, Any], deps: StageDeps) -> dict[str, Any]:
     when = bool(candidate.get("only_when_differs"))
     return {"similarity": candidate["similarity"], "floor": floor, "differing_content_words": differing,
             "max_differing": rewording.MAX_DIFFERING, "only_when_differs": when,
-            "fired": differing <= rewording.MAX_DIFFERING or when}
+            "fired": rewording.fires(differing, when)}
 
 
 def _apply_supersessions(conn: Any, ctx: WriteContext, memory_id: str, plan: dict[str, Any]) -> None:
